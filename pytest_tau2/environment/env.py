@@ -1,0 +1,135 @@
+"""One side's world during a scenario: its state, its tools, the calls it has seen.
+
+:class:`Environment` is the single entry point for tool calls, from an LLM, an oracle, a
+gold replay or an initialization action alike: it parses and validates arguments against the
+tool's JSON Schema, runs the tool, serialises the result, records write actions and counts
+errors. A bad call comes back as an error result, never as an exception.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from functools import cache
+from typing import Any
+
+import jsonschema
+
+from pytest_tau2.environment.tools import Tool
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call gave back: the text the caller sees and whether it was an error."""
+
+    content: str
+    error: bool = False
+    ends_conversation: str | None = None
+    """Set when the conversation must end after this result (``"exit"``, ``"transfer"``)."""
+
+
+@dataclass
+class Environment:
+    """The state and tools of one side (``"agent"`` or ``"user"``) of a scenario."""
+
+    side: str
+    state: dict[str, Any]
+    tools: list[Tool]
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    """Recorded write actions, ``{"name", "arguments"}``, in call order."""
+    tool_errors: int = 0
+    after_success: Callable[[], None] | None = None
+    """Called after every successful call (telecom keeps phone and carrier in sync with it)."""
+
+    def __post_init__(self) -> None:
+        self._by_name: dict[str, Tool] = {}
+        for tool in self.tools:
+            self._by_name[tool.name] = tool
+        for tool in self.tools:
+            if tool.action_name:
+                self._by_name.setdefault(tool.action_name, tool)
+
+    @property
+    def db(self) -> Any:
+        return self.state.get("db")
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """The tools as an LLM sees them, in declaration order."""
+        return [tool.openai_schema() for tool in self.tools]
+
+    def has_tool(self, name: str) -> bool:
+        return name in self._by_name
+
+    def call(self, name: str, arguments: Mapping[str, Any] | str | None) -> ToolResult:
+        """Run one tool call; every failure becomes an error result (and is counted)."""
+        tool = self._by_name.get(name)
+        if tool is None:
+            return self._error(f"Tool '{name}' not found.")
+        parsed = _parse_arguments(arguments)
+        if isinstance(parsed, str):
+            return self._error(f"arguments for '{name}' are not valid JSON: {parsed}")
+        problem = _schema_problem(type(tool), parsed)
+        if problem is not None:
+            return self._error(f"invalid arguments for '{name}': {problem}")
+        try:
+            value = tool.run(**parsed)
+        except Exception as exc:  # a tool refusing a call is part of the conversation
+            return self._error(str(exc) or type(exc).__name__)
+        if tool.action_name:
+            self.actions.append({"name": tool.action_name, "arguments": parsed})
+        if self.after_success is not None:
+            self.after_success()
+        return ToolResult(serialize_result(value), False, tool.ends_conversation)
+
+    def _error(self, message: str) -> ToolResult:
+        self.tool_errors += 1
+        return ToolResult(f"Error: {message}", True)
+
+
+def _parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any] | str:
+    """The arguments as a dict, or a string describing why they could not be parsed."""
+    if arguments is None or arguments == "":
+        return {}
+    if isinstance(arguments, str):
+        try:
+            value = json.loads(arguments)
+        except json.JSONDecodeError as exc:
+            return f"{exc.msg} at position {exc.pos} in {arguments[:200]!r}"
+        if not isinstance(value, dict):
+            return f"expected a JSON object, got {type(value).__name__}"
+        return value
+    return dict(arguments)
+
+
+@cache
+def _validator(tool_cls: type[Tool]) -> jsonschema.protocols.Validator:
+    # Built once per tool class: schema checking is on the hot path of every call.
+    validator_cls = jsonschema.validators.validator_for(tool_cls.parameters)
+    return validator_cls(tool_cls.parameters)
+
+
+def _schema_problem(tool_cls: type[Tool], arguments: dict[str, Any]) -> str | None:
+    error = jsonschema.exceptions.best_match(_validator(tool_cls).iter_errors(arguments))
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path)
+    return f"{error.message}" + (f" (at '{where}')" if where else "")
+
+
+def serialize_result(value: Any) -> str:
+    """Turn a tool's return value into the text the caller sees.
+
+    Same observable rule as upstream tau2: a string passes through unchanged, a bare number
+    or bool becomes its ``str()``, anything else becomes JSON (insertion order, ASCII,
+    ``default=str`` so dates print as ``2025-02-25``). A tool whose upstream counterpart
+    returns a plain dict of stringified numbers builds that dict itself.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | int | float):
+        return str(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    return json.dumps(value, default=str)

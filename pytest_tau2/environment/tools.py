@@ -1,0 +1,121 @@
+"""Tools: what an agent (or a simulated user) can call, and the registry that finds them.
+
+A tool is a class with a JSON Schema for its arguments (the same schema the LLM sees) and a
+``run(**arguments)`` method working on the side's state (``self.db`` is ``state["db"]``).
+Classes register themselves under ``(namespace, class name)``; a domain's scenario names the
+classes it offers, and a name not found in the domain namespace falls back to the default
+namespace (where :class:`EndConversationTool` lives).
+
+Two names per tool, on purpose:
+
+- ``name`` is what the LLM sees and calls (upstream snake_case for tau2, e.g.
+  ``get_order_details``; the class name by default);
+- ``action_name`` is set on *write* tools only: a successful call is recorded as the action
+  ``{"name": action_name, "arguments": ...}`` used by ACTION_MATCH and the gold replay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pytest_tau2.errors import ToolDefinitionError
+
+DEFAULT_NAMESPACE = "default"
+
+# (namespace, class name) -> tool class
+TOOL_REGISTRY: dict[tuple[str, str], type[Tool]] = {}
+
+EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
+
+
+class Tool:
+    """Base class of every tool. Subclasses set the class attributes and implement ``run``.
+
+    Raise :class:`pytest_tau2.errors.ToolError` (or any exception) to refuse a call: the
+    caller gets ``Error: <message>`` as the tool result, never an exception.
+    """
+
+    namespace: ClassVar[str] = DEFAULT_NAMESPACE
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    parameters: ClassVar[dict[str, Any]] = EMPTY_PARAMETERS
+    action_name: ClassVar[str | None] = None
+    """Set on write tools: successful calls are recorded as actions under this name."""
+    mutates_state: ClassVar[bool] = False
+    """True when a call may change the DB (the replay of a trajectory re-executes these)."""
+    ends_conversation: ClassVar[str | None] = None
+    """A stop reason (``"exit"``, ``"transfer"``): the conversation ends once the result is committed."""
+    abstract: ClassVar[bool] = False
+    """A domain base class sets ``abstract = True`` in its own body to stay out of the registry."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("abstract", False):
+            return
+        if "name" not in cls.__dict__ or not cls.name:
+            cls.name = cls.__name__
+        _register(cls)
+
+    def __init__(self, state: dict[str, Any], config: Mapping[str, Any] | None = None) -> None:
+        self.state = state
+        self.config: Mapping[str, Any] = config or {}
+
+    @property
+    def db(self) -> Any:
+        """The side's database (``state["db"]``)."""
+        return self.state["db"]
+
+    def run(self, **arguments: Any) -> Any:  # pragma: no cover - interface
+        raise NotImplementedError(f"{type(self).__name__}.run is not implemented")
+
+    @classmethod
+    def openai_schema(cls) -> dict[str, Any]:
+        """The function schema sent to an LLM (OpenAI tools format)."""
+        return {
+            "type": "function",
+            "function": {"name": cls.name, "description": cls.description, "parameters": cls.parameters},
+        }
+
+
+def _register(cls: type[Tool]) -> None:
+    key = (cls.namespace, cls.__name__)
+    existing = TOOL_REGISTRY.get(key)
+    if existing is not None and _qualified(existing) != _qualified(cls):
+        raise ToolDefinitionError(
+            f"tool class name {cls.__name__!r} is registered twice in namespace {cls.namespace!r}: "
+            f"{_qualified(existing)} and {_qualified(cls)}; rename one of them"
+        )
+    TOOL_REGISTRY[key] = cls
+
+
+def _qualified(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def resolve_tool(namespace: str, class_name: str) -> type[Tool]:
+    """Find a tool class in ``namespace``, falling back to the default namespace."""
+    for ns in (namespace, DEFAULT_NAMESPACE):
+        cls = TOOL_REGISTRY.get((ns, class_name))
+        if cls is not None:
+            return cls
+    known = sorted(name for ns, name in TOOL_REGISTRY if ns in (namespace, DEFAULT_NAMESPACE))
+    raise ToolDefinitionError(
+        f"no tool class {class_name!r} in namespace {namespace!r} or {DEFAULT_NAMESPACE!r}; "
+        f"known there: {', '.join(known) or '(none)'}"
+    )
+
+
+class EndConversationTool(Tool):
+    """Ends the conversation cleanly. Every domain offers it (found by default-namespace fallback)."""
+
+    name = "EndConversationTool"
+    description = (
+        "End the conversation. Call this once the customer's requests are fully handled and you "
+        "have said goodbye, or when the customer wants to stop."
+    )
+    parameters = EMPTY_PARAMETERS
+    ends_conversation = "exit"
+
+    def run(self, **arguments: Any) -> str:
+        return "Conversation ended."

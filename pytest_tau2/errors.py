@@ -1,0 +1,42 @@
+"""One exception hierarchy for the whole plugin.
+
+Every message says what was expected, what was found, and how to fix it.
+"""
+
+from __future__ import annotations
+
+
+class Tau2Error(Exception):
+    """Base class of every error raised by pytest-tau2."""
+
+
+class ScenarioDefinitionError(Tau2Error, TypeError):
+    """A scenario class is malformed (missing name, no success signals, duplicate name...)."""
+
+
+class ToolDefinitionError(Tau2Error, TypeError):
+    """A tool class is malformed or registered twice."""
+
+
+class DataError(Tau2Error):
+    """The tau2 data folder is missing, incomplete, or does not match the pinned manifest."""
+
+
+class DataPathError(DataError, ValueError):
+    """A scenario asked for a data path that escapes the data root."""
+
+
+class ToolError(Tau2Error):
+    """A tool refused a call (domain rule, lookup failure). Shown to the caller as ``Error: <message>``."""
+
+
+class InfrastructureError(Tau2Error):
+    """Something outside the agent under test failed (LLM transport, WebSocket, ...).
+
+    The test item ends as a pytest *error*, not a failure, and the run summary
+    counts it separately from agent failures.
+    """
+
+
+class ProtocolError(InfrastructureError):
+    """An external agent bot sent a frame that breaks the protocol."""
