@@ -1,0 +1,1 @@
+"""The WebSocket protocol for external agents and the reference bot server."""

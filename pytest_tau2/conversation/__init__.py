@@ -1,0 +1,1 @@
+"""RUN: the async conversation loop and the participants (agents and simulated users)."""

@@ -1,0 +1,116 @@
+"""The offline participants: the oracle agent and the scripted user.
+
+With no model configured, the oracle performs the scenario's gold actions through the real
+tool surface and the scripted user opens with the goal, confirms, and performs the user-side
+gold actions (telecom's phone). Together they are the harness's end-to-end self-check: every
+scenario whose gold actions are right must pass.
+
+Both share one :class:`GoldPlan`, a cursor over the gold actions in upstream order, so
+agent-side and user-side steps interleave exactly as in the reference trajectory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_tau2.conversation.protocol import Reply, ToolCall, has_stop_token
+
+
+@dataclass
+class GoldPlan:
+    """Gold actions ``{"name", "arguments", "requestor"}`` and how far the run has got."""
+
+    actions: list[dict[str, Any]]
+    ending_tools: frozenset[str] = frozenset()
+    """Agent tool names that end the conversation (held back until the oracle's last turn)."""
+    cursor: int = 0
+
+    def take(self, side: str) -> list[dict[str, Any]]:
+        """Consecutive non-ending actions of ``side`` at the cursor (advancing past them)."""
+        taken = []
+        while self.cursor < len(self.actions):
+            action = self.actions[self.cursor]
+            if _side_of(action) != side or action["name"] in self.ending_tools:
+                break
+            taken.append(action)
+            self.cursor += 1
+        return taken
+
+    def next_side(self) -> str | None:
+        pending = [a for a in self.actions[self.cursor :] if a["name"] not in self.ending_tools]
+        return _side_of(pending[0]) if pending else None
+
+    def remaining_endings(self) -> list[dict[str, Any]]:
+        return [a for a in self.actions[self.cursor :] if a["name"] in self.ending_tools and _side_of(a) == "agent"]
+
+
+def _side_of(action: dict[str, Any]) -> str:
+    return "user" if action.get("requestor") == "user" else "agent"
+
+
+def _calls(actions: Sequence[dict[str, Any]]) -> list[ToolCall]:
+    return [ToolCall(a["name"], dict(a.get("arguments") or {})) for a in actions]
+
+
+@dataclass
+class OracleAgent:
+    """Performs the gold actions, speaks at least ``min_turns`` times, then ends the call."""
+
+    plan: GoldPlan
+    min_turns: int = 3
+    exit_tool: str = "EndConversationTool"
+    turns: int = 0
+    _done: bool = field(default=False, repr=False)
+
+    async def respond(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
+        last_user = next((m for m in reversed(messages) if m["role"] == "user"), None)
+        closing = last_user is not None and has_stop_token(last_user.get("content"))
+        if not closing:
+            actions = self.plan.take("agent")
+            if actions:
+                return Reply(tool_calls=_calls(actions))
+            if self.plan.next_side() == "user":
+                return self._speak("Please do the next step on your device and tell me when it is done.")
+            if self.turns + 1 < self.min_turns:
+                return self._speak("Your request has been handled. Is there anything else I can help with?")
+        return self._finish()
+
+    def _speak(self, text: str) -> Reply:
+        self.turns += 1
+        return Reply(text=text)
+
+    def _finish(self) -> Reply:
+        endings = self.plan.remaining_endings()
+        self.plan.cursor = len(self.plan.actions)
+        self.turns += 1
+        calls = _calls(endings[:1]) if endings else [ToolCall(self.exit_tool, {})]
+        return Reply(text="Thank you for contacting us. Goodbye!", tool_calls=calls)
+
+
+@dataclass
+class ScriptedUser:
+    """Opens with the goal, performs user-side gold actions, confirms, and eventually stops."""
+
+    opening: str
+    plan: GoldPlan | None = None
+    patience: int = 3
+    """Replies after the opening before the user sends ###STOP### (the oracle exits first)."""
+    replies: int = 0
+
+    async def respond(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
+        if self.replies == 0:
+            self.replies = 1
+            return Reply(text=self.opening)
+        if self.plan is not None:
+            actions = self.plan.take("user")
+            if actions:
+                return Reply(tool_calls=_calls(actions))
+        self.replies += 1
+        waiting_on_me = self.plan is not None and self.plan.next_side() is not None
+        if self.replies > self.patience + 1 and not waiting_on_me:
+            return Reply(text="Thank you, that is all. ###STOP###")
+        if self.replies == 2:
+            return Reply(text="Yes, that is right. Please go ahead.")
+        return Reply(text="Okay, thank you.")

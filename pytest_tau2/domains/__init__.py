@@ -1,0 +1,1 @@
+"""Domains: the tools, base scenario class and prompts of each evaluated world."""

@@ -1,0 +1,200 @@
+"""Build the agent, the simulated user and the judge a run asks for.
+
+Built-in agents: ``oracle`` (offline default), ``litellm`` (any model litellm accepts),
+``replay:PATH`` (recorded tool calls), ``websocket`` (``--tau2-agent-url``). Built-in users:
+``scripted`` (offline default), ``litellm``. A user's own agent is any object with the
+:class:`pytest_tau2.conversation.protocol.Participant` protocol, returned from an overridden
+``tau2_agent`` fixture.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from pytest_tau2.conversation.offline import GoldPlan, OracleAgent, ScriptedUser
+from pytest_tau2.environment.tools import resolve_tool
+from pytest_tau2.llm.usage import UsageMeter
+from pytest_tau2.scenario.base import Scenario
+from pytest_tau2.settings import Settings
+
+AGENTS = ("oracle", "litellm", "replay:PATH", "websocket")
+USERS = ("scripted", "litellm")
+
+
+def validate_settings(settings: Settings) -> None:
+    """Refuse impossible combinations up front, naming the option (a pytest usage error)."""
+    agent = settings.agent_kind
+    if not (agent in ("oracle", "litellm", "websocket") or agent.startswith("replay:")):
+        raise pytest.UsageError(f"--tau2-agent {agent!r} is not a built-in agent; choose one of {', '.join(AGENTS)}")
+    if agent == "litellm" and not settings.agent_model:
+        raise pytest.UsageError("--tau2-agent litellm needs --tau2-agent-model MODEL")
+    if agent == "websocket" and not settings.agent_url:
+        raise pytest.UsageError("--tau2-agent websocket needs --tau2-agent-url ws://HOST:PORT")
+    if settings.user_kind not in USERS:
+        raise pytest.UsageError(f"--tau2-user {settings.user_kind!r} is not a built-in user; choose one of {', '.join(USERS)}")
+    if settings.user_kind == "litellm" and not settings.user_model:
+        raise pytest.UsageError("--tau2-user litellm needs --tau2-user-model MODEL")
+    for name in ("agent", "user", "judge"):
+        try:
+            _model_config(settings, name)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    if settings.telecom_tasks not in ("base", "full"):
+        raise pytest.UsageError(f"--tau2-telecom-tasks must be 'base' or 'full', got {settings.telecom_tasks!r}")
+
+
+def _model_config(settings: Settings, side: str) -> Any:
+    from pytest_tau2.llm.client import ModelConfig
+
+    return ModelConfig.from_option(
+        getattr(settings, f"{side}_model"), getattr(settings, f"{side}_args"), option_name=f"--tau2-{side}-args"
+    )
+
+
+def describe_agent(settings: Settings) -> str:
+    kind = settings.agent_kind
+    if kind == "litellm":
+        return f"litellm:{settings.agent_model}"
+    if kind == "websocket":
+        return f"websocket:{settings.agent_url}"
+    return kind
+
+
+def describe_user(settings: Settings) -> str:
+    kind = settings.user_kind
+    return f"litellm:{settings.user_model}" if kind == "litellm" else kind
+
+
+@dataclass
+class Context:
+    """What the built-in participants of one scenario share."""
+
+    scenario: Scenario
+    settings: Settings
+    plan: GoldPlan
+    usage: UsageMeter = field(default_factory=UsageMeter)
+
+    @classmethod
+    def for_scenario(cls, scenario: Scenario, settings: Settings) -> Context:
+        gold = scenario.gold_actions() or []
+        endings = frozenset(
+            resolve_tool(scenario.namespace, cls_name).name
+            for cls_name in scenario.agent_resources.tools
+            if resolve_tool(scenario.namespace, cls_name).ends_conversation
+        )
+        ending_actions = frozenset(
+            a["name"] for a in gold if a["name"] in endings or _ends(scenario, a["name"])
+        )
+        return cls(scenario, settings, GoldPlan([dict(a) for a in gold], ending_tools=ending_actions))
+
+    def retry_policy(self) -> Any:
+        from pytest_tau2.llm.client import RetryPolicy
+
+        return RetryPolicy(max_retries=self.settings.llm_retries, timeout_s=self.settings.llm_timeout)
+
+    def model_config(self, side: str) -> Any:
+        return _model_config(self.settings, side)
+
+    def models(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for side in ("agent", "user", "judge"):
+            config = self.model_config(side)
+            out[side] = config.safe_dict() if config is not None else None
+        return out
+
+    def secrets(self) -> list[str]:
+        found = []
+        for side in ("agent", "user", "judge"):
+            config = self.model_config(side)
+            if config is not None:
+                found += [str(v) for k, v in config.args.items() if _secret_key(k) and v]
+        return found
+
+    def redact(self, text: str) -> str:
+        from pytest_tau2.llm.client import redact
+
+        return redact(text, self.secrets())
+
+    def data_pin(self) -> dict[str, Any] | None:
+        return self.scenario.data_pin(self.settings)
+
+    def metadata(self) -> dict[str, Any]:
+        s = self.scenario
+        return {
+            "scenario": s.name,
+            "domain": s.domain,
+            "class": f"{type(s).__module__}.{type(s).__qualname__}",
+            "description": s.description,
+            "success_signals": [sig.value for sig in s.success_signals],
+            "max_turns": s.max_turns,
+            "max_duration": s.max_duration,
+            "nl_assertions": s.nl_assertions,
+            "db_state_assertions": s.db_state_assertions,
+            "initialization_actions": s.initialization_actions,
+            "reference_answer": s.reference_answer,
+            "gold_actions": s.gold_actions(),
+            "agent": describe_agent(self.settings),
+            "user": describe_user(self.settings),
+            "models": self.models(),
+            "labels": {"behavior_config": s.user_persona.behavior_config, "voice_config": s.user_persona.voice_config},
+        }
+
+    def tool_schemas(self) -> dict[str, list[dict[str, Any]]]:
+        s = self.scenario
+        out = {"agent": [resolve_tool(s.namespace, n).openai_schema() for n in s.agent_resources.tools]}
+        if "user" in s.sides:
+            out["user"] = [resolve_tool(s.user_namespace, n).openai_schema() for n in s.user_resources.tools]
+        return out
+
+
+def _ends(scenario: Scenario, action_name: str) -> bool:
+    for cls_name in scenario.agent_resources.tools:
+        cls = resolve_tool(scenario.namespace, cls_name)
+        if cls.action_name == action_name and cls.ends_conversation:
+            return True
+    return False
+
+
+def _secret_key(key: str) -> bool:
+    key = key.lower()
+    return any(word in key for word in ("key", "token", "secret", "password"))
+
+
+def make_agent(ctx: Context) -> Any:
+    kind = ctx.settings.agent_kind
+    if kind == "oracle":
+        return OracleAgent(ctx.plan, min_turns=max(ctx.settings.min_agent_turns, 1))
+    if kind.startswith("replay:"):
+        from pytest_tau2.conversation.replay import ReplayAgent
+
+        return ReplayAgent.for_scenario(kind.split(":", 1)[1], ctx.scenario.name, min_turns=ctx.settings.min_agent_turns)
+    if kind == "websocket":
+        from pytest_tau2.bot.client import WebSocketAgent
+
+        return WebSocketAgent(ctx.settings.agent_url or "", ctx.scenario, ctx.settings)
+    from pytest_tau2.conversation.llm_participants import LiteLLMAgent
+
+    return LiteLLMAgent(ctx.model_config("agent"), ctx.retry_policy(), ctx.usage)
+
+
+def make_user(ctx: Context) -> Any:
+    if ctx.settings.user_kind == "scripted":
+        return ScriptedUser(
+            ctx.scenario.user_opening(), ctx.plan, patience=max(3, ctx.settings.min_agent_turns) + 2
+        )
+    from pytest_tau2.conversation.llm_participants import LiteLLMUser
+
+    return LiteLLMUser(ctx.model_config("user"), ctx.retry_policy(), ctx.usage)
+
+
+def make_judge(ctx: Context) -> Any:
+    config = ctx.model_config("judge")
+    if config is None:
+        return None
+    from pytest_tau2.scoring.judge import LLMJudge
+
+    return LLMJudge(config, ctx.retry_policy(), ctx.usage)
+

@@ -1,0 +1,324 @@
+"""The pytest adapter: options, collection, fixtures, sub-results, xdist, run summary.
+
+Everything here is a thin layer over plain modules: the registry says what to collect,
+:func:`pytest_tau2.runner.run_scenario` runs a scenario, :mod:`pytest_tau2.report` writes
+and aggregates results. A scenario is a parametrized test function (``test_scenario``), so
+``-k``, ``--lf``, markers, IDEs and xdist work with no private API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_tau2 import participants
+from pytest_tau2.errors import InfrastructureError
+from pytest_tau2.report import files
+from pytest_tau2.report.metrics import build_metrics
+from pytest_tau2.report.summary import render
+from pytest_tau2.runner import ScenarioOutcome, run_scenario
+from pytest_tau2.scenario.base import Scenario
+from pytest_tau2.scenario.registry import all_scenarios
+from pytest_tau2.settings import OPTIONS, Settings, resolve
+
+SETTINGS_KEY = pytest.StashKey[Settings]()
+REPORTED_KEY = pytest.StashKey[list[str]]()
+PARAM = "tau2_scenario_name"
+MARKERS = {
+    "tau2": "a pytest-tau2 evaluation scenario",
+    "tau2_split_train": "tau2 task in the upstream train split",
+    "tau2_split_test": "tau2 task in the upstream test split",
+    "tau2_telecom_full": "telecom task outside the base split (collected with --tau2-telecom-tasks full)",
+}
+
+
+# ---- options and settings -----------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("tau2", "pytest-tau2 agent evaluation")
+    for option in OPTIONS:
+        if option.kind == "bool":
+            group.addoption(option.flag, action="store_true", default=None, dest=f"tau2_{option.name}", help=option.help)
+            parser.addini(option.ini, option.help, type="bool", default=False)
+        else:
+            group.addoption(option.flag, default=None, dest=f"tau2_{option.name}", help=option.help)
+            parser.addini(option.ini, option.help, default=None)
+
+
+def _settings_from_config(config: pytest.Config) -> Settings:
+    cli = {o.name: config.getoption(f"tau2_{o.name}") for o in OPTIONS}
+    ini = {o.name: config.getini(o.ini) for o in OPTIONS}
+    try:
+        values = resolve(cli, ini)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    values["eval_data_root"] = str(config.rootpath / (values["eval_data_root"] or "data"))
+    if values["results_dir"]:
+        values["results_dir"] = str(Path(values["results_dir"]).resolve())
+    else:
+        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+        values["results_dir"] = str(config.rootpath / "tau2-results" / stamp)
+    settings = Settings(**values)
+    participants.validate_settings(settings)
+    return settings
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and "tau2_settings" in workerinput:
+        config.stash[SETTINGS_KEY] = Settings.from_dict(workerinput["tau2_settings"])
+    else:
+        config.stash[SETTINGS_KEY] = _settings_from_config(config)
+    config.stash[REPORTED_KEY] = []
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistHooks(), "tau2-xdist")
+
+
+class _XdistHooks:
+    """Ship the controller's settings (one results dir for the whole run) to every worker."""
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput["tau2_settings"] = node.config.stash[SETTINGS_KEY].to_dict()
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    s = config.stash[SETTINGS_KEY]
+    return [
+        f"tau2: agent={participants.describe_agent(s)} user={participants.describe_user(s)} "
+        f"judge={s.judge_model or 'none (NL assertions skipped)'}",
+        f"tau2: results={s.results_dir}",
+    ]
+
+
+# ---- collection ---------------------------------------------------------------------------------
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if PARAM not in metafunc.fixturenames:
+        return
+    settings = metafunc.config.stash[SETTINGS_KEY]
+    errors: list[tuple[str, Exception]] = []
+    scenarios = all_scenarios(settings, errors)
+    params = [
+        pytest.param(name, id=name, marks=[getattr(pytest.mark, m) for m in ("tau2", *cls.tags)])
+        for name, cls in scenarios.items()
+    ]
+    for domain, exc in errors:
+        # One item per broken domain carries the error, instead of one traceback per scenario.
+        params.append(pytest.param(f"{domain}__unavailable", id=f"{domain}__unavailable", marks=[pytest.mark.tau2]))
+        _SOURCE_ERRORS[f"{domain}__unavailable"] = exc
+    metafunc.parametrize(PARAM, params)
+
+
+_SOURCE_ERRORS: dict[str, Exception] = {}
+
+
+def scenario_class(name: str, settings: Settings) -> type[Scenario]:
+    if name in _SOURCE_ERRORS:
+        raise _SOURCE_ERRORS[name]
+    return all_scenarios(settings)[name]
+
+
+# ---- fixtures -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def tau2_settings(pytestconfig: pytest.Config) -> Settings:
+    """The resolved ``--tau2-*`` settings of this run."""
+    return pytestconfig.stash[SETTINGS_KEY]
+
+
+@pytest.fixture
+def tau2_scenario(tau2_scenario_name: str, tau2_settings: Settings) -> Scenario:
+    """The scenario instance under test."""
+    return scenario_class(tau2_scenario_name, tau2_settings)()
+
+
+@pytest.fixture
+def tau2_context(tau2_scenario: Scenario, tau2_settings: Settings) -> participants.Context:
+    """What the built-in participants share: the scenario, its gold plan, usage meter, settings."""
+    return participants.Context.for_scenario(tau2_scenario, tau2_settings)
+
+
+@pytest.fixture
+def tau2_agent(tau2_context: participants.Context) -> Any:
+    """The agent under test. Override in conftest.py to evaluate your own Python agent."""
+    return participants.make_agent(tau2_context)
+
+
+@pytest.fixture
+def tau2_user(tau2_context: participants.Context) -> Any:
+    """The simulated user. Override in conftest.py for a custom user simulator."""
+    return participants.make_user(tau2_context)
+
+
+@pytest.fixture
+def tau2_judge(tau2_context: participants.Context) -> Any:
+    """The NL-assertion judge, or None when no judge model is configured."""
+    return participants.make_judge(tau2_context)
+
+
+@pytest.fixture
+def tau2_outcome(
+    tau2_scenario: Scenario,
+    tau2_context: participants.Context,
+    tau2_agent: Any,
+    tau2_user: Any,
+    tau2_judge: Any,
+    tau2_settings: Settings,
+    record_property: Any,
+) -> ScenarioOutcome:
+    """Run the scenario (setup phase: an infrastructure failure makes the item an *error*)."""
+    record_property("tau2_scenario", tau2_scenario.name)
+    outcome = asyncio.run(
+        run_scenario(tau2_scenario, agent=tau2_agent, user=tau2_user, settings=tau2_settings, judge=tau2_judge)
+    )
+    infra = outcome.conversation.error
+    infra_text = tau2_context.redact(str(infra)) if infra is not None else None
+    metrics = build_metrics(
+        outcome,
+        models=tau2_context.models(),
+        data_pin=tau2_context.data_pin(),
+        token_usage=tau2_context.usage.to_dict(),
+        agent_kind=participants.describe_agent(tau2_settings),
+        user_kind=participants.describe_user(tau2_settings),
+        infrastructure_error=infra_text,
+    )
+    _write_outcome(Path(tau2_settings.results_dir), outcome, metrics, tau2_settings, tau2_context)
+    for key in ("is_successful", "stop_reason", "stalled", "agent_turns"):
+        record_property(key, _prop(metrics[key]))
+    for key in ("is_action_match", "db_state_match", "db_state_assertion_pass_rate", "nl_assertion_pass_rate",
+                "judge_passed", "clean_exit"):
+        record_property(key, _prop(metrics[key]))
+    if infra_text is not None:
+        record_property("infrastructure_error", infra_text)
+        raise InfrastructureError(f"{tau2_scenario.name}: {infra_text}")
+    return outcome
+
+
+def _prop(value: Any) -> str:
+    if value is None:
+        return "N/A"
+    return json.dumps(value) if not isinstance(value, str) else value
+
+
+def _write_outcome(
+    results_dir: Path, outcome: ScenarioOutcome, metrics: dict[str, Any], settings: Settings, ctx: participants.Context
+) -> None:
+    scenario = outcome.scenario
+    folder = files.scenario_dir(results_dir, scenario.name)
+    redact = ctx.redact
+    files.write_json(folder / "transcript.json", {"scenario": scenario.name, "messages": outcome.conversation.transcript,
+                                                  "initialization": outcome.extra.get("initialization", [])})
+    config_dir = folder / "scenario_config"
+    files.write_text(config_dir / "agent_prompt.txt", scenario.get_agent_prompt())
+    files.write_text(config_dir / "user_prompt.txt", scenario.get_user_prompt())
+    files.write_json(config_dir / "metadata.json", json.loads(redact(json.dumps(ctx.metadata(), default=str))))
+    files.write_json(config_dir / "tools.json", ctx.tool_schemas())
+    if outcome.judge is not None:
+        files.write_json(folder / "judge_result.json", json.loads(redact(json.dumps({
+            "model": outcome.judge.model,
+            "nl_assertion_verdicts": outcome.judge.verdicts,
+            "judge_input": outcome.judge.judge_input,
+            "raw_reply": outcome.judge.raw_reply,
+            "error": outcome.judge.error,
+        }))))
+    if settings.save_db:
+        for side, db in outcome.final_dbs.items():
+            if db is not None:
+                files.write_json(folder / ("final_db.json" if side == "agent" else f"final_{side}_db.json"), db)
+    files.write_json(folder / "metrics.json", json.loads(redact(json.dumps(metrics, default=str))))
+
+
+# ---- the test function ----------------------------------------------------------------------------
+
+
+def test_scenario(tau2_outcome: ScenarioOutcome, subtests: Any, tau2_settings: Settings) -> None:
+    """One evaluation scenario; each check is a sub-result."""
+    outcome = tau2_outcome
+    for check in outcome.checks:
+        if check.signal not in tuple(outcome.scenario.success_signals):
+            continue  # excluded signals are saved in metrics.json, never gate
+        with subtests.test(msg=check.id):
+            if check.passed is None:
+                pytest.skip(check.message)
+            assert check.passed, check.message or f"{check.id} failed"
+    if outcome.stalled:
+        pytest.fail(
+            f"stalled: {outcome.conversation.agent_turns} agent turns, fewer than "
+            f"--tau2-min-agent-turns {tau2_settings.min_agent_turns}",
+            pytrace=False,
+        )
+    verdict = outcome.is_successful
+    if verdict == "N/A":
+        pytest.skip("no applicable success signal: " + ", ".join(outcome.verdict.not_applicable))
+    if verdict is not True and not outcome.verdict.failed:
+        pytest.fail(f"is_successful is {verdict!r} (scenario's compute_is_successful)", pytrace=False)
+
+
+# ---- run summary ----------------------------------------------------------------------------------
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when not in ("setup", "call"):
+        return
+    for key, value in report.user_properties:
+        if key == "tau2_scenario":
+            reported = _CONFIG[0].stash[REPORTED_KEY] if _CONFIG else None
+            if reported is not None and value not in reported:
+                reported.append(value)
+
+
+_CONFIG: list[pytest.Config] = []
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _CONFIG[:] = [session.config]
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _run_metrics(config: pytest.Config) -> list[dict[str, Any]]:
+    settings = config.stash[SETTINGS_KEY]
+    out = []
+    for name in sorted(set(config.stash[REPORTED_KEY])):
+        path = Path(settings.results_dir) / name / "metrics.json"
+        if path.exists():
+            out.append(json.loads(path.read_text("utf-8")))
+    return out
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    if _is_worker(config) or not config.stash.get(REPORTED_KEY, []):
+        return
+    metrics = _run_metrics(config)
+    if not metrics:
+        return
+    results = Path(config.stash[SETTINGS_KEY].results_dir)
+    files.write_json(results / "all_metrics.json", {"scenarios": metrics})
+    files.write_text(results / "all_summary.txt", render(metrics))
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    if _is_worker(config) or not config.stash.get(REPORTED_KEY, []):
+        return
+    metrics = _run_metrics(config)
+    if not metrics:
+        return
+    terminalreporter.section("tau2 summary")
+    for line in render(metrics).rstrip().splitlines():
+        terminalreporter.write_line(line)
+    terminalreporter.write_line(f"results: {config.stash[SETTINGS_KEY].results_dir}")

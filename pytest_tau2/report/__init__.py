@@ -1,0 +1,1 @@
+"""TELL: metrics.json and the other result files, run summary."""

@@ -1,0 +1,140 @@
+"""Run-level aggregation: the composite headline and per-signal pass rates.
+
+Conventions (docs/scoring.md):
+- composite success counts every scenario with a verdict; stalled scenarios and
+  infrastructure errors count as not successful (never silently dropped), "N/A" ones are
+  listed apart;
+- per-signal rates leave stalled scenarios and infrastructure errors out;
+- NL assertions are counted in assertions, DB-state assertions in predicates.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+SIGNAL_FIELDS = (
+    ("Action match", "is_action_match"),
+    ("DB-state match", "db_state_match"),
+    ("Clean exit", "clean_exit"),
+    ("Judge passed", "judge_passed"),
+)
+
+
+@dataclass
+class Rate:
+    passed: int = 0
+    total: int = 0
+
+    def add(self, ok: bool, n: int = 1) -> None:
+        self.total += n
+        self.passed += n if ok else 0
+
+    def __str__(self) -> str:
+        if not self.total:
+            return "n/a"
+        return f"{self.passed}/{self.total} ({100.0 * self.passed / self.total:.1f}%)"
+
+
+@dataclass
+class Summary:
+    scenarios: int = 0
+    successful: int = 0
+    failed: int = 0
+    stalled: int = 0
+    infra_errors: int = 0
+    not_applicable: int = 0
+    signals: dict[str, Rate] = field(default_factory=lambda: defaultdict(Rate))
+    tokens: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def composite(self) -> Rate:
+        return Rate(self.successful, self.scenarios - self.not_applicable)
+
+
+def summarize(metrics: Iterable[dict[str, Any]]) -> Summary:
+    summary = Summary()
+    for m in metrics:
+        summary.scenarios += 1
+        _add_tokens(summary.tokens, m.get("token_usage") or {})
+        if m.get("infrastructure_error"):
+            summary.infra_errors += 1
+            continue
+        if m.get("stalled"):
+            summary.stalled += 1
+            continue
+        if m.get("is_successful") == "N/A":
+            summary.not_applicable += 1
+        elif m.get("is_successful") is True:
+            summary.successful += 1
+        else:
+            summary.failed += 1
+        for label, key in SIGNAL_FIELDS:
+            if isinstance(m.get(key), bool):
+                summary.signals[label].add(m[key])
+        for verdict in m.get("nl_assertion_verdicts") or []:
+            summary.signals["NL-Assertion pass"].add(verdict.get("passed") is True)
+        for verdict in m.get("db_state_assertion_verdicts") or []:
+            summary.signals["DB-state assertion pass"].add(verdict.get("passed") is True)
+    return summary
+
+
+def _add_tokens(total: dict[str, dict[str, Any]], usage: dict[str, Any]) -> None:
+    for side, u in usage.items():
+        t = total.setdefault(side, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0})
+        for key in ("calls", "prompt_tokens", "completion_tokens"):
+            t[key] += int(u.get(key) or 0)
+        if t["cost_usd"] is not None:
+            t["cost_usd"] = None if u.get("cost_usd") is None else t["cost_usd"] + u["cost_usd"]
+
+
+def render(metrics: list[dict[str, Any]]) -> str:
+    """The text of all_summary.txt (and of the terminal summary)."""
+    total = summarize(metrics)
+    lines = [_headline(total)]
+    lines += _rates(total)
+    domains = sorted({m.get("domain", "?") for m in metrics})
+    if len(domains) > 1:
+        lines.append("")
+        lines.append("Per domain:")
+        for domain in domains:
+            part = summarize(m for m in metrics if m.get("domain") == domain)
+            lines.append(f"  {domain}: {_headline(part)}")
+    used = {side: t for side, t in total.tokens.items() if t["calls"]}
+    if used:
+        lines.append("")
+        lines.append("Token usage:")
+        for side, t in sorted(used.items()):
+            cost = "unpriced" if t["cost_usd"] is None else f"${t['cost_usd']:.4f}"
+            lines.append(
+                f"  {side}: {t['calls']} calls, {t['prompt_tokens']} prompt + {t['completion_tokens']} "
+                f"completion tokens, cost {cost}"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _headline(s: Summary) -> str:
+    text = f"Success rate: {s.composite} of {s.scenarios} scenarios"
+    extras = []
+    if s.stalled:
+        extras.append(f"{s.stalled} stalled")
+    if s.infra_errors:
+        extras.append(f"{s.infra_errors} infrastructure errors")
+    if extras:
+        text += f" ({', '.join(extras)} counted as not successful)"
+    if s.not_applicable:
+        text += f"; {s.not_applicable} N/A (skipped)"
+    return text
+
+
+def _rates(s: Summary) -> list[str]:
+    order = ["Action match", "DB-state match", "DB-state assertion pass", "NL-Assertion pass", "Judge passed", "Clean exit"]
+    lines = []
+    for label in order:
+        rate = s.signals.get(label)
+        if rate is not None and rate.total:
+            unit = {"NL-Assertion pass": " assertions", "DB-state assertion pass": " predicates"}.get(label, "")
+            lines.append(f"  {label}: {rate}{unit}")
+    return lines

@@ -1,0 +1,1 @@
+"""JUDGE: signals, the verdict combinator, action matching, the NL judge, DB-state predicates."""

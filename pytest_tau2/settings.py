@@ -1,0 +1,151 @@
+"""Every ``--tau2-*`` option in one table, resolved once: CLI > ini > environment > default.
+
+The plugin registers options and ini keys from :data:`OPTIONS`, and builds one frozen
+:class:`Settings` per run (shipped to xdist workers as plain values).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    """Attribute name on Settings; the CLI flag is ``--tau2-<name with dashes>``, the ini key ``tau2_<name>``."""
+    help: str
+    default: Any = None
+    kind: str = "str"  # str | int | float | bool
+    env: str | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--tau2-" + self.name.replace("_", "-")
+
+    @property
+    def ini(self) -> str:
+        return "tau2_" + self.name
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("agent", "Built-in agent: oracle (offline default), litellm (default when --tau2-agent-model is set), "
+           "replay:PATH (re-run recorded tool calls from a JSON Lines file).", None),
+    Option("user", "Built-in user simulator: scripted (offline default) or litellm (default when "
+           "--tau2-user-model is set).", None),
+    Option("agent_model", "litellm model string of the agent under test, e.g. openai/gpt-4.1.", None, env="TAU2_AGENT_MODEL"),
+    Option("agent_args", "JSON object of litellm arguments for the agent (api_base, temperature, seed, ...).", None),
+    Option("user_model", "litellm model string of the user simulator.", None, env="TAU2_USER_MODEL"),
+    Option("user_args", "JSON object of litellm arguments for the user simulator.", None),
+    Option("judge_model", "litellm model string of the NL-assertion judge (no judge: NL checks are skipped).", None,
+           env="TAU2_JUDGE_MODEL"),
+    Option("judge_args", "JSON object of litellm arguments for the judge.", None),
+    Option("agent_url", "ws:// URL of an external agent bot speaking the pytest-tau2 protocol.", None),
+    Option("data_dir", "Folder holding tau2/domains/... (default: $TAU2_DATA_DIR, then the fetch cache).", None),
+    Option("allow_unpinned_data", "Accept tau2 data whose checksums differ from the pinned manifest "
+           "(recorded as unpinned).", False, "bool"),
+    Option("eval_data_root", "Folder that db_path values of in-repo domains resolve against "
+           "(default: <rootdir>/data).", None, env="TAU2_EVAL_DATA_ROOT"),
+    Option("results_dir", "Run directory for metrics and transcripts (default: tau2-results/<timestamp>).", None),
+    Option("save_db", "Also write final_db.json (and final_user_db.json) per scenario.", False, "bool"),
+    Option("min_agent_turns", "A scenario with fewer agent turns fails as stalled (0 disables).", 3, "int"),
+    Option("max_turns", "Override every scenario's max_turns (agent replies).", None, "int"),
+    Option("max_duration", "Override every scenario's max_duration (seconds).", None, "float"),
+    Option("max_tool_errors", "Consecutive failed tool calls of one side that stop a conversation.", 10, "int"),
+    Option("llm_retries", "Retries of a failed LLM call (429, 5xx, timeout, connection).", 3, "int"),
+    Option("llm_timeout", "Seconds before one LLM call times out.", 120.0, "float"),
+    Option("telecom_tasks", "Telecom task set: base (114, default) or full (2,285).", "base"),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    agent: str | None = None
+    user: str | None = None
+    agent_model: str | None = None
+    agent_args: str | None = None
+    user_model: str | None = None
+    user_args: str | None = None
+    judge_model: str | None = None
+    judge_args: str | None = None
+    agent_url: str | None = None
+    data_dir: str | None = None
+    allow_unpinned_data: bool = False
+    eval_data_root: str = "data"
+    results_dir: str = "tau2-results"
+    save_db: bool = False
+    min_agent_turns: int = 3
+    max_turns: int | None = None
+    max_duration: float | None = None
+    max_tool_errors: int = 10
+    llm_retries: int = 3
+    llm_timeout: float = 120.0
+    telecom_tasks: str = "base"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def agent_kind(self) -> str:
+        """The agent actually used: explicit choice, else litellm with a model, else the oracle."""
+        if self.agent:
+            return self.agent
+        if self.agent_url:
+            return "websocket"
+        return "litellm" if self.agent_model else "oracle"
+
+    @property
+    def user_kind(self) -> str:
+        if self.user:
+            return self.user
+        return "litellm" if self.user_model else "scripted"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Settings:
+        return cls(**data)
+
+
+def coerce(option: Option, raw: Any) -> Any:
+    """Turn a CLI/ini/env string into the option's type, with an error naming the option."""
+    if raw is None or raw == "":
+        return option.default
+    if option.kind == "str" or not isinstance(raw, str):
+        if option.kind == "bool" and not isinstance(raw, bool):
+            return bool(raw)
+        return raw
+    try:
+        if option.kind == "int":
+            return int(raw)
+        if option.kind == "float":
+            return float(raw)
+        if option.kind == "bool":
+            value = raw.strip().lower()
+            if value in ("1", "true", "yes", "on"):
+                return True
+            if value in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(raw)
+    except ValueError:
+        raise ValueError(f"{option.flag} (ini {option.ini}) expects {option.kind}, got {raw!r}") from None
+    return raw
+
+
+def resolve(cli: dict[str, Any], ini: dict[str, Any], environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """CLI > ini > environment > default, per option."""
+    environ = dict(os.environ) if environ is None else environ
+    values: dict[str, Any] = {}
+    for option in OPTIONS:
+        for source in (cli.get(option.name), ini.get(option.name), environ.get(option.env) if option.env else None):
+            if source not in (None, "", False):
+                values[option.name] = coerce(option, source)
+                break
+        else:
+            values[option.name] = option.default
+    return values
+
+
+def default_results_dir(root: Path, stamp: str) -> Path:
+    return root / "tau2-results" / stamp
