@@ -108,6 +108,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     settings = metafunc.config.stash[SETTINGS_KEY]
     errors: list[tuple[str, Exception]] = []
     scenarios = all_scenarios(settings, errors)
+    _SCENARIOS.update(scenarios)
     params = [
         pytest.param(name, id=name, marks=[getattr(pytest.mark, m) for m in ("tau2", *cls.tags)])
         for name, cls in scenarios.items()
@@ -120,12 +121,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 _SOURCE_ERRORS: dict[str, Exception] = {}
+_SCENARIOS: dict[str, type[Scenario]] = {}
 
 
 def scenario_class(name: str, settings: Settings) -> type[Scenario]:
     if name in _SOURCE_ERRORS:
         raise _SOURCE_ERRORS[name]
-    return all_scenarios(settings)[name]
+    if name not in _SCENARIOS:
+        _SCENARIOS.update(all_scenarios(settings))
+    return _SCENARIOS[name]
 
 
 # ---- fixtures -----------------------------------------------------------------------------------
@@ -140,7 +144,7 @@ def tau2_settings(pytestconfig: pytest.Config) -> Settings:
 @pytest.fixture
 def tau2_scenario(tau2_scenario_name: str, tau2_settings: Settings) -> Scenario:
     """The scenario instance under test."""
-    return scenario_class(tau2_scenario_name, tau2_settings)()
+    return scenario_class(tau2_scenario_name, tau2_settings)().bind(tau2_settings)
 
 
 @pytest.fixture

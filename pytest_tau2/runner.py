@@ -173,6 +173,7 @@ async def run_scenario(
 ) -> ScenarioOutcome:
     """Seed, replay gold, converse, score. Infrastructure failures surface in ``conversation.error``."""
     start = time.perf_counter()
+    scenario.bind(settings)
     gold = gold_replay(scenario, settings)
     states = seed_states(scenario, settings)
     initialization = apply_initialization(scenario, states)

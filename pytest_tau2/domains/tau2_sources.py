@@ -1,1 +1,69 @@
-"""Registers the tau2 domains' scenario sources (filled in by the tau2 domain packages)."""
+"""Scenario sources for the tau2 ports: one generated class per task id, at collection time.
+
+Collection reads only ``split_tasks.json`` (a few KB for retail and airline) after verifying
+the domain's files against the pinned manifest once per process; ``tasks.json`` is parsed
+the first time a scenario actually runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from pytest_tau2.domains.tau2_common.base import Tau2BaseScenario
+from pytest_tau2.domains.tau2_common.tasks import load_split_ids, tau2_data_root
+from pytest_tau2.scenario.registry import register_scenario_source
+
+_GENERATED: dict[tuple[str, str, str], list[type[Tau2BaseScenario]]] = {}
+
+
+def slug(task_id: str) -> str:
+    """A readable, ``-k``-friendly name part for an upstream task id."""
+    text = re.sub(r"[^0-9a-zA-Z]+", "_", task_id).strip("_").lower()
+    return text or "task"
+
+
+def generate(
+    base: type[Tau2BaseScenario], domain: str, settings: Any, *, split: str = "base", extra_split: str | None = None
+) -> list[type[Tau2BaseScenario]]:
+    """One subclass of ``base`` per task id of ``split`` (cached per data root)."""
+    root = tau2_data_root(settings, base.tau2_domain)
+    key = (domain, str(root), split)
+    if key in _GENERATED:
+        return _GENERATED[key]
+    splits = load_split_ids(root, base.tau2_domain)
+    if split not in splits:
+        raise KeyError(f"split {split!r} not in {base.tau2_domain} split_tasks.json (has {sorted(splits)})")
+    membership = {name: set(ids) for name, ids in splits.items() if name in ("train", "test")}
+    base_ids = set(splits.get("base", []))
+    classes = []
+    used: set[str] = set()
+    for task_id in splits[split]:
+        name_part = task_id if re.fullmatch(r"[0-9A-Za-z_]+", task_id) else slug(task_id)
+        if name_part in used:  # two ids with one slug: keep both, distinguishably
+            name_part = f"{name_part}_{len(used)}"
+        used.add(name_part)
+        tags = tuple(f"tau2_split_{s}" for s, ids in membership.items() if task_id in ids)
+        if extra_split and task_id not in base_ids:
+            tags += (extra_split,)
+        attrs = {"name": f"{domain}__{name_part}", "tau2_id": task_id, "tags": tags, "__module__": base.__module__}
+        classes.append(type(f"{base.__name__.replace('Base', '')}_{name_part}", (base,), attrs))
+    _GENERATED[key] = classes
+    return classes
+
+
+def _source(loader: Callable[[], type[Tau2BaseScenario]], domain: str) -> Callable[[Any], Iterable[type[Any]]]:
+    def source(settings: Any) -> Iterable[type[Any]]:
+        return generate(loader(), domain, settings)
+
+    return source
+
+
+def _retail() -> type[Tau2BaseScenario]:
+    from pytest_tau2.domains.tau2_retail.scenario import Tau2RetailBaseScenario
+
+    return Tau2RetailBaseScenario
+
+
+register_scenario_source("tau2_retail", _source(_retail, "tau2_retail"))

@@ -151,6 +151,10 @@ class Scenario:
         """The folder ``db_path`` values are resolved against."""
         return Path(settings.eval_data_root)
 
+    def bind(self, settings: Any) -> Scenario:
+        """Resolve what the scenario needs from the run's settings (data roots). Returns self."""
+        return self
+
     def data_pin(self, settings: Any) -> dict[str, Any] | None:
         """Provenance of the data this scenario reads (tau2 domains record the upstream pin)."""
         return None

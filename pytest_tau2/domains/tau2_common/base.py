@@ -1,0 +1,200 @@
+"""``Tau2BaseScenario``: everything a tau2 port derives from ``tau2_id`` alone.
+
+A concrete tau2 scenario is two attributes (``name``, ``tau2_id``) on a domain base
+(``Tau2RetailBaseScenario`` ...). Task content is read lazily from the pinned data the first
+time a scenario runs, never at collection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pytest_tau2.domains.tau2_common import prompts
+from pytest_tau2.domains.tau2_common.tasks import load_tasks, read_text, tau2_data_root, tau2_pin
+from pytest_tau2.environment.tools import Tool
+from pytest_tau2.scenario.base import Scenario
+from pytest_tau2.scenario.model import Actions, Persona, Resources, Task
+from pytest_tau2.scoring.action_match import MatchResult
+
+GREETING = "Hi! How can I help you today?"
+
+
+class Tau2BaseScenario(Scenario):
+    """Shared tau2 behaviour. Domain bases set ``tau2_domain``, ``agent_tool_classes`` and signals."""
+
+    tau2_domain: ClassVar[str] = ""
+    tau2_id: ClassVar[str] = ""
+    agent_tool_classes: ClassVar[Sequence[type[Tool]]] = ()
+    user_tool_classes: ClassVar[Sequence[type[Tool]]] = ()
+    policy_files: ClassVar[Sequence[str]] = ("policy.md",)
+    guidelines_file: ClassVar[str] = "tau2/user_simulator/simulation_guidelines.md"
+    agent_greeting = GREETING
+    max_turns = 100
+    max_duration = 1800.0
+
+    # ---- data ---------------------------------------------------------------------------------
+
+    def data_root(self, settings: Any) -> Path:
+        root = tau2_data_root(settings, self.tau2_domain)
+        self._root = root
+        return root
+
+    def data_pin(self, settings: Any) -> dict[str, Any] | None:
+        return tau2_pin(settings, self.tau2_domain).to_dict()
+
+    @property
+    def root(self) -> Path:
+        root = getattr(self, "_root", None)
+        if root is None:
+            raise RuntimeError(f"{self.name}: the tau2 data root is not resolved yet (call data_root(settings))")
+        return Path(root)
+
+    def bind(self, settings: Any) -> Tau2BaseScenario:
+        """Resolve the data root now (the runner does it on first use)."""
+        self.data_root(settings)
+        return self
+
+    @cached_property
+    def task(self) -> dict[str, Any]:
+        tasks = load_tasks(self.root, self.tau2_domain)
+        try:
+            return tasks[str(self.tau2_id)]
+        except KeyError:
+            raise KeyError(f"{self.name}: no task with id {self.tau2_id!r} in the {self.tau2_domain} tasks.json") from None
+
+    @property
+    def criteria(self) -> dict[str, Any]:
+        return self.task.get("evaluation_criteria") or {}
+
+    @property
+    def instructions(self) -> dict[str, Any]:
+        instructions = (self.task.get("user_scenario") or {}).get("instructions") or {}
+        return instructions if isinstance(instructions, dict) else {"reason_for_call": str(instructions)}
+
+    # ---- scenario fields derived from the task ------------------------------------------------------
+
+    @property  # type: ignore[override]
+    def description(self) -> str:
+        purpose = (self.task.get("description") or {}).get("purpose")
+        return purpose or self.instructions.get("reason_for_call", "")
+
+    @property  # type: ignore[override]
+    def nl_assertions(self) -> list[str] | None:
+        return list(self.criteria.get("nl_assertions") or []) or None
+
+    @property  # type: ignore[override]
+    def db_state_assertions(self) -> list[dict[str, Any]] | None:
+        return list(self.criteria.get("env_assertions") or []) or None
+
+    @property  # type: ignore[override]
+    def initialization_actions(self) -> list[dict[str, Any]] | None:
+        state = self.task.get("initial_state") or {}
+        return list(state.get("initialization_actions") or []) or None
+
+    def gold_actions(self) -> list[dict[str, Any]] | None:
+        actions = self.criteria.get("actions")
+        if actions is None:
+            return None
+        return [
+            {"name": a["name"], "arguments": a.get("arguments") or {}, "requestor": a.get("requestor") or "assistant"}
+            for a in actions
+        ]
+
+    # ---- sides and tools --------------------------------------------------------------------------
+
+    def setup_shared_state(self, state: dict[str, Any], side: str) -> None:
+        if side == "agent":
+            state["db_path"] = f"tau2/domains/{self.tau2_domain}/{self.db_file}"
+
+    db_file: ClassVar[str] = "db.json"
+
+    @property
+    def agent_resources(self) -> Resources:
+        tools = {cls.__name__: {} for cls in self.agent_tool_classes}
+        tools["EndConversationTool"] = {}
+        return Resources(tools=tools, information=[f"policy: tau2/domains/{self.tau2_domain}/{self.policy_files[0]}"])
+
+    @property
+    def user_resources(self) -> Resources:
+        return Resources(tools={cls.__name__: {} for cls in self.user_tool_classes})
+
+    # ---- prompts ----------------------------------------------------------------------------------
+
+    def policy_text(self) -> str:
+        return read_text(self.root / "tau2" / "domains" / self.tau2_domain / self.policy_files[0])
+
+    def get_agent_prompt(self) -> str:
+        return prompts.agent_prompt(self.policy_text())
+
+    def get_user_prompt(self) -> str:
+        guidelines = read_text(self.root / self.guidelines_file)
+        return prompts.user_prompt(guidelines, self.task.get("user_scenario") or {})
+
+    def user_opening(self) -> str:
+        return str(self.instructions.get("reason_for_call") or self.description)
+
+    @property
+    def user_persona(self) -> Persona:
+        return Persona(
+            role="customer",
+            name="Customer",
+            background=str(self.instructions.get("known_info") or ""),
+            personality=str(self.instructions.get("task_instructions") or ""),
+        )
+
+    @property
+    def user_task(self) -> Task:
+        return Task(goal=str(self.instructions.get("reason_for_call") or ""),
+                    background=str(self.instructions.get("unknown_info") or ""))
+
+    @property
+    def agent_persona(self) -> Persona:
+        return Persona(role="customer service agent", name=f"{self.tau2_domain} agent")
+
+    @property
+    def agent_actions(self) -> Actions:
+        return Actions(guidelines=[f"Follow the upstream {self.tau2_domain} policy verbatim."])
+
+    # ---- scoring ----------------------------------------------------------------------------------
+
+    def action_match(self, recorded_actions: list[dict[str, Any]], transcript: list[dict[str, Any]]) -> MatchResult:
+        """Upstream's action check: every gold action matched by some tool call of the run."""
+        return upstream_action_match(self.gold_actions() or [], transcript, self.criteria.get("actions") or [])
+
+
+def upstream_action_match(
+    gold: list[dict[str, Any]], transcript: list[dict[str, Any]], raw_gold: list[dict[str, Any]]
+) -> MatchResult:
+    """tau2's rule: names equal; compare ``compare_args`` if set, else the *predicted* call's keys.
+
+    Order, multiplicity and requestor are ignored; one call may satisfy several gold actions.
+    """
+    calls = [c for m in transcript for c in (m.get("tool_calls") or [])]
+    for index, action in enumerate(gold):
+        compare_args = raw_gold[index].get("compare_args") if index < len(raw_gold) else None
+        if not any(_call_matches(action, call, compare_args) for call in calls):
+            return MatchResult(False, f"gold action {index} {action['name']}({action['arguments']}) was never called")
+    return MatchResult(True)
+
+
+def _call_matches(action: dict[str, Any], call: dict[str, Any], compare_args: list[str] | None) -> bool:
+    if call.get("name") != action["name"]:
+        return False
+    arguments = call.get("arguments")
+    if isinstance(arguments, str):
+        import json
+
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError:
+            return False
+    if not isinstance(arguments, dict):
+        return False
+    keys = compare_args if compare_args is not None else list(arguments)
+    if not keys:
+        return True
+    gold_args = action["arguments"]
+    return {k: gold_args.get(k) for k in keys} == {k: arguments.get(k) for k in keys}

@@ -1,0 +1,44 @@
+"""Reading the pinned tau2 data: verified data root, split ids (cheap), tasks (parsed once)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+from pytest_tau2.data.resolve import DataPin, resolve_data_dir, verify
+
+
+def tau2_pin(settings: Any, domain: str) -> DataPin:
+    """The verified data pin for ``domain`` (checksums checked once per process)."""
+    root = resolve_data_dir(settings.data_dir)
+    return verify(root, domain, allow_unpinned=bool(settings.allow_unpinned_data))
+
+
+def tau2_data_root(settings: Any, domain: str) -> Path:
+    return Path(tau2_pin(settings, domain).root)
+
+
+@functools.cache
+def _read_json(path: Path) -> Any:
+    with path.open("rb") as fh:
+        return json.load(fh)
+
+
+def load_split_ids(root: Path, domain: str) -> dict[str, list[str]]:
+    """``{split: [task ids]}`` from split_tasks.json: all collection needs (no tasks.json parse)."""
+    data = _read_json(root / "tau2" / "domains" / domain / "split_tasks.json")
+    return {name: [str(i) for i in ids] for name, ids in data.items()}
+
+
+@functools.cache
+def load_tasks(root: Path, domain: str) -> dict[str, dict[str, Any]]:
+    """Every task of ``domain`` by id, in file order, parsed once per process."""
+    tasks = _read_json(root / "tau2" / "domains" / domain / "tasks.json")
+    return {str(task["id"]): task for task in tasks}
+
+
+@functools.cache
+def read_text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
