@@ -1,0 +1,449 @@
+"""The single place where pytest-tau2 talks to litellm.
+
+litellm is imported lazily on the first call: importing it costs seconds and,
+without ``LITELLM_LOCAL_MODEL_COST_MAP``, fetches the price list from the
+internet, which neither plugin start-up nor offline test runs can afford.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from pytest_tau2.errors import InfrastructureError
+
+if TYPE_CHECKING:
+    from pytest_tau2.llm.usage import UsageMeter
+
+__all__ = [
+    "Completion",
+    "ModelConfig",
+    "RetryPolicy",
+    "ToolCallRequest",
+    "aclose",
+    "acomplete",
+    "preload",
+    "redact",
+]
+
+MASK = "***"
+
+# Argument names whose string values are credentials (api_key, azure_ad_token,
+# aws_secret_access_key, extra_headers["Authorization"], ...).
+_SECRET_NAME = re.compile(r"key|token|secret|password|authorization|credential", re.IGNORECASE)
+_SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
+_MIN_ENV_SECRET_LEN = 8
+# Explicit secrets shorter than this would mask ordinary words in messages.
+_MIN_EXPLICIT_SECRET_LEN = 4
+_SECRET_PATTERNS = (
+    re.compile(r"sk-[A-Za-z0-9_-]{8,}"),
+    re.compile(r"(?<=Bearer )[A-Za-z0-9._~+/=-]{8,}"),
+)
+
+
+# ---------------------------------------------------------------------------
+# Configuration
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """A litellm model string plus the keyword arguments passed to ``acompletion``.
+
+    ``args`` carries api_base, api_key, temperature, seed, reasoning_effort,
+    timeout, ... verbatim.
+    """
+
+    model: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_option(cls, model: str | None, args_json: str | None, *, option_name: str) -> ModelConfig | None:
+        """Build a config from a ``--<option>`` model and its JSON-object args string.
+
+        Returns ``None`` when neither is given.  Raises ``ValueError`` naming
+        ``option_name`` and the offending text when the args are not a JSON
+        object, or when args come without a model.
+        """
+        has_args = args_json is not None and args_json.strip() != ""
+        if model is None or not model.strip():
+            if has_args:
+                raise ValueError(
+                    f"{option_name}: model arguments {redact(args_json or '')!r} were given "
+                    f"but no model; pass a litellm model string such as 'openai/gpt-4o-mini'"
+                )
+            if model is not None:
+                raise ValueError(f"{option_name}: the model name is empty")
+            return None
+        return cls(
+            model=model.strip(),
+            args=_parse_args(args_json, option_name) if has_args else {},
+        )
+
+    def secrets(self) -> list[str]:
+        """String values of credential-like arguments (used by :func:`redact`)."""
+        return [value for _, value in _secret_items(self.args)]
+
+    def safe_dict(self) -> dict[str, Any]:
+        """``{"model", "args"}`` with credential arguments masked, for metrics files."""
+        return {"model": self.model, "args": _mask_args(self.args)}
+
+
+def _parse_args(args_json: str | None, option_name: str) -> dict[str, Any]:
+    text = args_json or ""
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"{option_name}: expected a JSON object such as '{{\"temperature\": 0}}', "
+            f"got invalid JSON {redact(text)!r} ({exc.msg} at position {exc.pos})"
+        ) from None
+    if not isinstance(parsed, dict):
+        # ValueError, not TypeError: it is bad option text, like invalid JSON.
+        raise ValueError(
+            f"{option_name}: expected a JSON object such as '{{\"temperature\": 0}}', "
+            f"got {type(parsed).__name__} {redact(text)!r}"
+        )
+    return parsed
+
+
+def _secret_items(args: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
+    for name, value in args.items():
+        if isinstance(value, Mapping):
+            yield from _secret_items(value)
+        elif isinstance(value, str) and _SECRET_NAME.search(str(name)):
+            yield name, value
+
+
+def _mask_args(args: Mapping[str, Any]) -> dict[str, Any]:
+    masked: dict[str, Any] = {}
+    for name, value in args.items():
+        if isinstance(value, Mapping):
+            masked[name] = _mask_args(value)
+        elif isinstance(value, str) and _SECRET_NAME.search(str(name)):
+            masked[name] = MASK
+        else:
+            masked[name] = value
+    return masked
+
+
+@dataclass
+class RetryPolicy:
+    """How :func:`acomplete` retries transport failures (429, 5xx, timeouts, resets)."""
+
+    max_retries: int = 3
+    backoff_s: float = 0.5
+    max_backoff_s: float = 8.0
+    timeout_s: float = 120.0  # per call, not for all attempts together
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
+        return min(self.max_backoff_s, self.backoff_s * 2.0 ** (attempt - 1))
+
+
+# ---------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class ToolCallRequest:
+    """One tool call as the model sent it.
+
+    ``arguments`` is the raw JSON string, unparsed: the caller turns invalid
+    JSON into an error result shown to the model.
+    """
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass
+class Completion:
+    """The normalised result of one chat completion.
+
+    ``cost`` is ``None`` when litellm has no price for the model (never a
+    misleading 0.0); ``model`` is the name the provider reported.
+    """
+
+    text: str | None
+    tool_calls: list[ToolCallRequest]
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+    model: str
+    raw: dict[str, Any]
+
+
+# ---------------------------------------------------------------------------
+# Redaction
+# ---------------------------------------------------------------------------
+
+
+def redact(text: str, secrets: Iterable[str] | None = None) -> str:
+    """Replace credentials in ``text`` with ``***``.
+
+    Masks the given ``secrets`` (e.g. :meth:`ModelConfig.secrets`), the
+    values of environment variables named ``*_API_KEY``, ``*_TOKEN`` or
+    ``*_SECRET`` (at least 8 characters), and key-shaped strings such as
+    ``sk-...`` and ``Bearer ...``.
+    """
+    candidates = {s for s in (secrets or ()) if len(s) >= _MIN_EXPLICIT_SECRET_LEN}
+    candidates.update(_env_secrets())
+    # Longest first, so a secret that contains another is masked whole.
+    for secret in sorted(candidates, key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub(MASK, text)
+    return text
+
+
+def _env_secrets() -> set[str]:
+    return {
+        value
+        for name, value in os.environ.items()
+        if name.upper().endswith(_SECRET_ENV_SUFFIXES) and len(value) >= _MIN_ENV_SECRET_LEN
+    }
+
+
+# ---------------------------------------------------------------------------
+# litellm access
+# ---------------------------------------------------------------------------
+
+_litellm_module: ModuleType | None = None
+_litellm_lock = threading.Lock()
+
+
+def _litellm() -> ModuleType:
+    """Import litellm once, offline, and quietly."""
+    global _litellm_module
+    if _litellm_module is None:
+        with _litellm_lock:
+            if _litellm_module is None:
+                # Without this, importing litellm downloads the model price map.
+                os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+                import litellm
+
+                # Otherwise every failed call prints "Give Feedback / Get Help" banners.
+                litellm.suppress_debug_info = True
+                _litellm_module = litellm
+    return _litellm_module
+
+
+def preload() -> None:
+    """Import litellm now (it takes seconds) instead of inside the first call.
+
+    Lets the plugin pay the import at session start rather than inflating the
+    first test's duration while blocking its event loop.
+    """
+    _litellm()
+
+
+async def aclose() -> None:
+    """Close litellm's cached HTTP clients for the running event loop.
+
+    litellm caches one client per event loop and never closes them, so each
+    ``asyncio.run`` that made calls leaves sockets open (``ResourceWarning``).
+    Await this once, when the loop's last call has finished; concurrent calls
+    in the same loop would lose their connections.  A no-op before the first
+    call.
+    """
+    if _litellm_module is None:
+        return
+    close = getattr(_litellm_module, "close_litellm_async_clients", None)
+    if close is not None:
+        await close()
+
+
+def _retryable_types(litellm: ModuleType) -> tuple[type[BaseException], ...]:
+    names = (
+        "RateLimitError",
+        "InternalServerError",
+        "ServiceUnavailableError",
+        "BadGatewayError",
+        "APIConnectionError",  # also the base of litellm.Timeout
+        "Timeout",
+    )
+    found = tuple(getattr(litellm, name) for name in names if hasattr(litellm, name))
+    return (*found, asyncio.TimeoutError, ConnectionError)
+
+
+def _is_retryable(exc: BaseException, litellm: ModuleType) -> bool:
+    if isinstance(exc, _retryable_types(litellm)):
+        return True
+    # Generic litellm.APIError and provider errors carry the HTTP status only.
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status in (408, 429) or status >= 500)
+
+
+async def acomplete(
+    config: ModelConfig,
+    messages: list[dict[str, Any]],
+    *,
+    tools: list[dict[str, Any]] | None = None,
+    retry: RetryPolicy | None = None,
+    usage: UsageMeter | None = None,
+    response_format: dict[str, Any] | None = None,
+    side: str = "agent",
+) -> Completion:
+    """Run one chat completion through litellm, retrying transport failures.
+
+    Retries HTTP 429, 5xx, timeouts and connection errors with exponential
+    backoff; other errors (400, 401, 404, ...) fail at once.  Failures raise
+    :class:`~pytest_tau2.errors.InfrastructureError` with credentials
+    redacted.  A successful call is recorded in ``usage`` under ``side``.
+    """
+    litellm = _litellm()
+    policy = retry or RetryPolicy()
+    kwargs = _call_kwargs(config, messages, tools, policy, response_format)
+    attempts = max(1, policy.max_retries + 1)
+    for attempt in range(1, attempts + 1):
+        try:
+            response = await _call_once(litellm, kwargs)
+        except Exception as exc:
+            if not _is_retryable(exc, litellm) or attempt == attempts:
+                raise _infrastructure_error(config, attempt, exc) from _safe_cause(config, exc)
+            await asyncio.sleep(_retry_delay(policy, attempt, exc))
+            continue
+        completion = _to_completion(litellm, config, response)
+        if usage is not None:
+            usage.record(side, completion)
+        return completion
+    raise AssertionError("unreachable: the retry loop always returns or raises")
+
+
+def _call_kwargs(
+    config: ModelConfig,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    policy: RetryPolicy,
+    response_format: dict[str, Any] | None,
+) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"timeout": policy.timeout_s, **config.args}
+    kwargs.update(model=config.model, messages=messages, drop_params=True)
+    # This loop owns retrying; litellm's and the OpenAI SDK's own retries would
+    # multiply attempts and hide them from the attempt count.
+    kwargs.update(num_retries=0, max_retries=0)
+    if tools:
+        kwargs.update(tools=tools, tool_choice="auto")
+    else:
+        kwargs.pop("tools", None)
+        kwargs.pop("tool_choice", None)
+    if response_format is not None:
+        kwargs["response_format"] = response_format
+    return kwargs
+
+
+async def _call_once(litellm: ModuleType, kwargs: dict[str, Any]) -> Any:
+    timeout = kwargs.get("timeout")
+    if not isinstance(timeout, (int, float)):
+        return await litellm.acompletion(**kwargs)
+    # Backstop for providers that ignore litellm's timeout: a hung socket must
+    # not stall a whole test session.
+    return await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=timeout * 1.5 + 1.0)
+
+
+def _retry_delay(policy: RetryPolicy, attempt: int, exc: BaseException) -> float:
+    delay = policy.delay(attempt)
+    # Honour a server's Retry-After (429/503) as long as it stays within the cap.
+    retry_after = _retry_after_seconds(exc)
+    if retry_after is not None:
+        delay = max(delay, min(retry_after, policy.max_backoff_s))
+    return delay
+
+
+def _retry_after_seconds(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        value = headers.get("retry-after")
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _error_text(config: ModelConfig, exc: BaseException) -> str:
+    return redact(f"{type(exc).__name__}: {exc}", config.secrets())
+
+
+def _infrastructure_error(config: ModelConfig, attempts: int, exc: BaseException) -> InfrastructureError:
+    kind = "transport error" if attempts > 1 else "error"
+    plural = "attempt" if attempts == 1 else "attempts"
+    return InfrastructureError(
+        f"LLM call to model {config.model!r} failed after {attempts} {plural} "
+        f"(last {kind}: {_error_text(config, exc)}). Check the model name, "
+        f"api_base and credentials, or raise the retry/timeout settings."
+    )
+
+
+def _safe_cause(config: ModelConfig, exc: BaseException) -> BaseException | None:
+    # Chaining would print the original message; drop it when it holds a secret.
+    original = f"{type(exc).__name__}: {exc}"
+    return exc if _error_text(config, exc) == original else None
+
+
+# ---------------------------------------------------------------------------
+# Response normalisation
+# ---------------------------------------------------------------------------
+
+
+def _to_completion(litellm: ModuleType, config: ModelConfig, response: Any) -> Completion:
+    message = response.choices[0].message
+    usage = getattr(response, "usage", None)
+    return Completion(
+        text=getattr(message, "content", None),
+        tool_calls=_tool_calls(message),
+        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        cost=_cost(litellm, config, response),
+        model=str(getattr(response, "model", None) or config.model),
+        raw=_raw(response),
+    )
+
+
+def _tool_calls(message: Any) -> list[ToolCallRequest]:
+    calls = getattr(message, "tool_calls", None) or []
+    return [
+        ToolCallRequest(
+            id=str(call.id),
+            name=str(call.function.name),
+            arguments=call.function.arguments if call.function.arguments is not None else "",
+        )
+        for call in calls
+    ]
+
+
+def _cost(litellm: ModuleType, config: ModelConfig, response: Any) -> float | None:
+    try:
+        cost = float(litellm.completion_cost(completion_response=response))
+    except Exception:
+        return None
+    if cost == 0.0 and not _is_priced(litellm, config):
+        return None
+    return cost
+
+
+def _is_priced(litellm: ModuleType, config: ModelConfig) -> bool:
+    """Whether litellm knows a price for the model, so 0.0 really means free."""
+    if "input_cost_per_token" in config.args or "output_cost_per_token" in config.args:
+        return True
+    try:
+        info = litellm.get_model_info(model=config.model)
+    except Exception:
+        return False
+    return info.get("input_cost_per_token") is not None or info.get("output_cost_per_token") is not None
+
+
+def _raw(response: Any) -> dict[str, Any]:
+    dump = getattr(response, "model_dump", None)
+    return dict(dump()) if callable(dump) else dict(getattr(response, "__dict__", {}))

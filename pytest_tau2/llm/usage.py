@@ -1,0 +1,128 @@
+"""Token and cost accounting per conversation side (agent, user simulator, judge)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_tau2.llm.client import Completion
+
+__all__ = ["STANDARD_SIDES", "SideUsage", "UsageMeter"]
+
+#: Sides always present in :meth:`UsageMeter.to_dict`, so metrics files share one shape.
+STANDARD_SIDES: tuple[str, ...] = ("agent", "user", "judge")
+
+
+@dataclass
+class SideUsage:
+    """Totals for one side.
+
+    ``cost`` is ``None`` as soon as one call of this side was unpriced: a
+    partial sum would understate the spend while looking exact.
+    """
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, calls: int, prompt: int, completion: int, cost: float | None) -> None:
+        """Add one or more calls' worth of usage."""
+        self.calls += calls
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
+        self.cost = None if self.cost is None or cost is None else self.cost + cost
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{calls, prompt_tokens, completion_tokens, total_tokens, cost_usd}``."""
+        return {
+            "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "cost_usd": self.cost,
+        }
+
+
+class UsageMeter:
+    """Accumulates LLM usage per side; safe to share between threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sides: dict[str, SideUsage] = {}
+
+    def record(self, side: str, completion: Completion) -> None:
+        """Count one completed call for ``side``."""
+        with self._lock:
+            self._side(side).add(
+                1,
+                completion.prompt_tokens,
+                completion.completion_tokens,
+                completion.cost,
+            )
+
+    def side(self, side: str) -> SideUsage:
+        """A copy of the totals of ``side`` (zeros if it made no call)."""
+        with self._lock:
+            current = self._sides.get(side, SideUsage())
+            return SideUsage(
+                current.calls,
+                current.prompt_tokens,
+                current.completion_tokens,
+                current.cost,
+            )
+
+    def merge(self, other: UsageMeter) -> UsageMeter:
+        """Add ``other``'s totals into this meter; returns ``self``."""
+        for name, usage in other._snapshot().items():
+            with self._lock:
+                self._side(name).add(
+                    usage.calls,
+                    usage.prompt_tokens,
+                    usage.completion_tokens,
+                    usage.cost,
+                )
+        return self
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """``{side: {calls, prompt_tokens, completion_tokens, total_tokens, cost_usd}}``.
+
+        The standard sides are always present; other sides appear once used.
+        """
+        snapshot = self._snapshot()
+        names = list(STANDARD_SIDES) + [n for n in snapshot if n not in STANDARD_SIDES]
+        return {name: snapshot.get(name, SideUsage()).to_dict() for name in names}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Mapping[str, Any]]) -> UsageMeter:
+        """Rebuild a meter from :meth:`to_dict` output (e.g. sent by an xdist worker)."""
+        meter = cls()
+        for name, values in data.items():
+            meter._side(name).add(
+                int(values.get("calls", 0)),
+                int(values.get("prompt_tokens", 0)),
+                int(values.get("completion_tokens", 0)),
+                values.get("cost_usd"),
+            )
+        return meter
+
+    def _side(self, side: str) -> SideUsage:
+        return self._sides.setdefault(side, SideUsage())
+
+    def _snapshot(self) -> dict[str, SideUsage]:
+        with self._lock:
+            return {
+                name: SideUsage(u.calls, u.prompt_tokens, u.completion_tokens, u.cost)
+                for name, u in self._sides.items()
+            }
+
+    def __repr__(self) -> str:
+        return f"UsageMeter({self.to_dict()!r})"

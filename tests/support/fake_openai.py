@@ -1,0 +1,455 @@
+"""A loopback OpenAI-compatible chat-completions server owned by the tests.
+
+Tests script it per model name::
+
+    with FakeOpenAIServer() as server:
+        server.add_handler("agent", sequence(tool_calls([("get_order", {"id": 1})]), text("Done.")))
+        ...  # litellm.acompletion(model="openai/agent", api_base=server.base_url, ...)
+        assert len(server.requests_for("agent")) == 2
+
+Only ``POST /v1/chat/completions`` (non-streaming) is served.  Every response
+goes out in a single ``sendall`` on a ``TCP_NODELAY`` socket: the stock
+``http.server`` writes headers and body separately, and on a keep-alive
+connection Nagle's algorithm plus the client's delayed ACK then add ~40 ms to
+every reply, which would dominate the concurrency benchmark.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = [
+    "FakeOpenAIServer",
+    "Handler",
+    "Reply",
+    "drop",
+    "error",
+    "hang",
+    "sequence",
+    "text",
+    "tool_calls",
+]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the server does for one request.
+
+    Build replies with the helpers (:func:`text`, :func:`tool_calls`,
+    :func:`error`, :func:`hang`, :func:`drop`) rather than by hand.
+    """
+
+    status: int = 200
+    content: str | None = None
+    # (name, raw JSON arguments string) pairs, in the order the model "called" them.
+    tool_calls: tuple[tuple[str, str], ...] = ()
+    error_message: str | None = None
+    delay_s: float = 0.0
+    drop: bool = False
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+Handler = Callable[[dict[str, Any]], Reply]
+Matcher = Callable[[dict[str, Any]], bool]
+
+
+def text(content: str) -> Reply:
+    """A plain assistant message."""
+    return Reply(content=content)
+
+
+def tool_calls(calls: Iterable[tuple[str, Any]], content: str | None = None) -> Reply:
+    """An assistant message calling tools; ids are ``call_<n>``, unique per server.
+
+    Arguments may be a dict (serialised as JSON) or a raw string sent verbatim,
+    which lets a test send malformed JSON such as ``'{"a": '``.
+    """
+    pairs = tuple((name, args if isinstance(args, str) else json.dumps(args)) for name, args in calls)
+    return Reply(content=content, tool_calls=pairs)
+
+
+def error(status: int, message: str, *, headers: Iterable[tuple[str, str]] = ()) -> Reply:
+    """An OpenAI-shaped error body with the given HTTP status."""
+    return Reply(status=status, error_message=message, headers=tuple(headers))
+
+
+def hang(seconds: float, then: Reply | None = None) -> Reply:
+    """Sleep ``seconds`` before answering (with ``then``, default a text reply).
+
+    The sleep is cut short when the server stops, so a hanging test never
+    delays teardown.
+    """
+    base = then if then is not None else text("(late reply)")
+    return Reply(
+        status=base.status,
+        content=base.content,
+        tool_calls=base.tool_calls,
+        error_message=base.error_message,
+        delay_s=base.delay_s + seconds,
+        drop=base.drop,
+        headers=base.headers,
+    )
+
+
+def drop() -> Reply:
+    """Close the connection without sending anything."""
+    return Reply(drop=True)
+
+
+class SequenceExhaustedError(RuntimeError):
+    """A ``sequence(..., repeat_last=False)`` handler was called once too often."""
+
+
+def sequence(*replies: Reply, repeat_last: bool = True) -> Handler:
+    """A handler serving ``replies`` in order, one per request.
+
+    After the last one it keeps repeating it, or raises when
+    ``repeat_last=False`` (the server then answers HTTP 500 and records the
+    exception in :attr:`FakeOpenAIServer.handler_errors`).
+    """
+    if not replies:
+        raise ValueError("sequence() needs at least one reply")
+    lock = threading.Lock()
+    served = itertools.count()
+
+    def handler(request: dict[str, Any]) -> Reply:
+        with lock:
+            index = next(served)
+        if index < len(replies):
+            return replies[index]
+        if repeat_last:
+            return replies[-1]
+        raise SequenceExhaustedError(
+            f"sequence of {len(replies)} replies exhausted: request #{index + 1} for model {request.get('model')!r}"
+        )
+
+    return handler
+
+
+def _strip_provider(model: str) -> str:
+    # litellm strips "openai/" before sending; tolerate callers that did not.
+    return model.removeprefix("openai/")
+
+
+@dataclass
+class _Route:
+    matcher: Matcher
+    handler: Handler
+    label: str
+
+
+@dataclass
+class _State:
+    """Everything the request-handler threads share, guarded by ``lock``."""
+
+    latency_s: float
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    stopping: threading.Event = field(default_factory=threading.Event)
+    routes: list[_Route] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    handler_errors: list[BaseException] = field(default_factory=list)
+    call_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def next_call_id(self) -> str:
+        with self.lock:
+            return f"call_{next(self.call_ids)}"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # Hanging handler threads must not block stop(); they are daemons anyway.
+    block_on_close = False
+
+    def __init__(self, state: _State) -> None:
+        self.state = state
+        self.open_sockets: set[socket.socket] = set()
+        self._sockets_lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), _RequestHandler)
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        sock, addr = super().get_request()
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with self._sockets_lock:
+            self.open_sockets.add(sock)
+        return sock, addr
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._sockets_lock:
+            self.open_sockets.discard(request)
+        super().shutdown_request(request)
+
+    def close_open_connections(self) -> None:
+        """Wake threads parked on idle keep-alive connections so they exit."""
+        with self._sockets_lock:
+            sockets = list(self.open_sockets)
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        # Silence per-request stderr lines; tests assert on server.requests instead.
+        pass
+
+    def do_POST(self) -> None:
+        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            self._send_json(404, _error_body(404, f"fake_openai: no route for POST {self.path}"))
+            return
+        try:
+            length = int(self.headers.get("Content-Length", "0"))
+            request = json.loads(self.rfile.read(length) or b"{}")
+        except (ValueError, json.JSONDecodeError) as exc:
+            self._send_json(400, _error_body(400, f"fake_openai: request body is not JSON: {exc}"))
+            return
+        state = self.server.state
+        with state.lock:
+            state.requests.append(request)
+        reply = self._resolve(request)
+        if reply is None:
+            return
+        self._deliver(request, reply)
+
+    def _resolve(self, request: dict[str, Any]) -> Reply | None:
+        state = self.server.state
+        try:
+            return _pick_handler(state, request)(request)
+        # A scripting bug in the test: answer 500 and keep it for assertions.
+        except Exception as exc:
+            with state.lock:
+                state.handler_errors.append(exc)
+            self._send_json(500, _error_body(500, f"fake_openai handler raised {exc!r}"))
+            return None
+
+    def _deliver(self, request: dict[str, Any], reply: Reply) -> None:
+        state = self.server.state
+        delay = state.latency_s + reply.delay_s
+        if delay > 0 and state.stopping.wait(delay):
+            self.close_connection = True
+            return
+        if reply.drop:
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:  # the client already hung up
+                pass
+            return
+        if reply.error_message is not None or reply.status >= 400:
+            body = _error_body(reply.status, reply.error_message or "error")
+        else:
+            body = _completion_body(request, reply, state.next_call_id)
+        self._send_json(reply.status, body, reply.headers)
+
+    def _send_json(
+        self,
+        status: int,
+        body: dict[str, Any],
+        extra_headers: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        payload = json.dumps(body).encode()
+        try:
+            reason = HTTPStatus(status).phrase
+        except ValueError:
+            reason = "Unknown"
+        keep_alive = not self.close_connection
+        lines = [
+            f"HTTP/1.1 {status} {reason}",
+            "Content-Type: application/json",
+            f"Content-Length: {len(payload)}",
+            f"Connection: {'keep-alive' if keep_alive else 'close'}",
+            *(f"{name}: {value}" for name, value in extra_headers),
+        ]
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        try:
+            # One write per response: see the module docstring (Nagle + delayed ACK).
+            self.connection.sendall(head + payload)
+        except OSError:
+            # The client gave up (timeout) and closed the socket: nothing to tell it.
+            self.close_connection = True
+
+
+def _pick_handler(state: _State, request: dict[str, Any]) -> Handler:
+    with state.lock:
+        routes = list(state.routes)
+    # Latest registration wins, so a test can override a fixture's default route.
+    for route in reversed(routes):
+        if route.matcher(request):
+            return route.handler
+    labels = [route.label for route in routes]
+    model = request.get("model")
+
+    def unmatched(_: dict[str, Any]) -> Reply:
+        return error(
+            400,
+            f"fake_openai: no handler registered for model {model!r}; "
+            f"registered: {labels}. Call server.add_handler({model!r}, ...).",
+        )
+
+    return unmatched
+
+
+def _approx_tokens(text_: str) -> int:
+    return max(1, len(text_) // 4)
+
+
+def _completion_body(request: dict[str, Any], reply: Reply, next_call_id: Callable[[], str]) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": next_call_id(),
+                "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            }
+            for name, arguments in reply.tool_calls
+        ]
+    prompt_tokens = _approx_tokens(json.dumps(request.get("messages", [])))
+    completion_tokens = _approx_tokens((reply.content or "") + "".join(name + args for name, args in reply.tool_calls))
+    return {
+        "id": f"chatcmpl-fake-{time.monotonic_ns()}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": str(request.get("model", "")),
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def _error_body(status: int, message: str) -> dict[str, Any]:
+    kind = "invalid_request_error" if status < 500 else "server_error"
+    if status == 429:
+        kind = "rate_limit_error"
+    return {"error": {"message": message, "type": kind, "param": None, "code": str(status)}}
+
+
+class FakeOpenAIServer:
+    """An OpenAI-compatible ``/v1/chat/completions`` server on 127.0.0.1.
+
+    ``latency_s`` is slept before every reply (simulates model think time).
+    Use as a context manager or call :meth:`start` / :meth:`stop`.
+    """
+
+    def __init__(self, latency_s: float = 0.0) -> None:
+        self._state = _State(latency_s=latency_s)
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------
+    def start(self) -> FakeOpenAIServer:
+        """Bind a free port and serve in a background thread."""
+        if self._server is not None:
+            return self
+        self._state.stopping.clear()
+        self._server = _Server(self._state)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-openai",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, cut short hanging replies and close idle connections."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        self._state.stopping.set()
+        server.shutdown()
+        server.close_open_connections()
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- addressing --------------------------------------------------------
+    @property
+    def port(self) -> int:
+        """The bound TCP port (server must be started)."""
+        if self._server is None:
+            raise RuntimeError("FakeOpenAIServer is not started")
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>/v1``: pass as litellm's ``api_base``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # -- scripting ---------------------------------------------------------
+    def add_handler(self, model: str | Matcher, handler: Handler | Reply) -> None:
+        """Route requests for ``model`` (a name, or a predicate over the request JSON).
+
+        ``handler`` receives the parsed request and returns a :class:`Reply`;
+        a bare :class:`Reply` is served for every matching request.  The most
+        recently added matching route wins.
+        """
+        if isinstance(handler, Reply):
+            handler = _constant(handler)
+        if isinstance(model, str):
+            name = _strip_provider(model)
+            matcher = _model_matcher(name)
+            label = name
+        else:
+            matcher, label = model, getattr(model, "__name__", repr(model))
+        with self._state.lock:
+            self._state.routes.append(_Route(matcher, handler, label))
+
+    # -- inspection --------------------------------------------------------
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """A snapshot of every request body received, in arrival order."""
+        with self._state.lock:
+            return list(self._state.requests)
+
+    def requests_for(self, model: str) -> list[dict[str, Any]]:
+        """The received requests whose ``model`` is ``model`` (``openai/`` prefix ignored)."""
+        name = _strip_provider(model)
+        return [r for r in self.requests if _strip_provider(str(r.get("model", ""))) == name]
+
+    @property
+    def handler_errors(self) -> list[BaseException]:
+        """Exceptions raised by handlers (each was answered with HTTP 500)."""
+        with self._state.lock:
+            return list(self._state.handler_errors)
+
+
+def _model_matcher(name: str) -> Matcher:
+    def matches(request: dict[str, Any]) -> bool:
+        return _strip_provider(str(request.get("model", ""))) == name
+
+    return matches
+
+
+def _constant(reply: Reply) -> Handler:
+    return lambda _request: reply
