@@ -14,7 +14,7 @@ from typing import Any
 
 from pytest_tau2.conversation.loop import Conversation, ConversationResult, Limits
 from pytest_tau2.conversation.protocol import Participant
-from pytest_tau2.environment.db import copy_db, db_diff, db_hash
+from pytest_tau2.environment.db import db_diff, db_hash, fresh_db
 from pytest_tau2.environment.env import Environment
 from pytest_tau2.environment.tools import resolve_tool
 from pytest_tau2.scenario.base import Scenario
@@ -37,7 +37,7 @@ class GoldResult:
     duration_s: float = 0.0
 
 
-@dataclass
+@dataclass(repr=False)  # holds whole DBs: a repr (asyncio reprs task results) would walk them
 class ScenarioOutcome:
     scenario: Scenario
     conversation: ConversationResult
@@ -75,7 +75,7 @@ def seed_states(scenario: Scenario, settings: Settings) -> dict[str, dict[str, A
         for key in [k for k in state if k == "db_path" or k.endswith("_db_path")]:
             path = data_path(Path(root), str(state.pop(key)))
             target = "db" if key == "db_path" else key[: -len("_path")]
-            state[target] = copy_db(scenario.read_db(path, side))
+            state[target] = fresh_db(scenario.read_db(path, side))
         states[side] = state
     return states
 

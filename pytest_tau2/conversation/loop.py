@@ -58,7 +58,7 @@ class ConversationResult:
         return self.stop_reason in CLEAN_EXIT_REASONS
 
 
-@dataclass
+@dataclass(repr=False)
 class _Side:
     name: str  # "agent" | "user"
     participant: Participant
@@ -76,7 +76,7 @@ class _Stop(Exception):
         self.reason = reason
 
 
-@dataclass
+@dataclass(repr=False)  # a repr would walk the whole DB (asyncio reprs tasks' coroutines)
 class Conversation:
     """One run of the loop. Build it, then ``await run()``."""
 

@@ -18,8 +18,121 @@ JSONDict = dict[str, Any]
 
 
 def canonical_json(db: Any) -> str:
-    """The canonical JSON text of ``db`` (see the module docstring)."""
-    return json.dumps(db, sort_keys=True, default=str)
+    """The canonical JSON text of ``db`` (see the module docstring).
+
+    Collections handed out by :func:`fresh_db` reuse the cached text of every entity the run
+    never touched, so hashing a final DB costs only what changed (2.8 MB retail DB: ~50 ms
+    with plain ``json.dumps``, a few ms this way; see bench/).
+    """
+    if isinstance(db, dict) and any(isinstance(v, CowDict) for v in dict.values(db)):
+        return _join(db, lambda key, value: _cow_canonical(value) if isinstance(value, CowDict) else _dumps(value))
+    return _dumps(db)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _join(mapping: dict[str, Any], encode: Any) -> str:
+    if not mapping:
+        return "{}"
+    parts = [f"{json.dumps(key)}: {encode(key, dict.__getitem__(mapping, key))}" for key in sorted(mapping)]
+    return "{" + ", ".join(parts) + "}"
+
+
+# id(pristine entity) -> (entity, its canonical JSON); the entity is kept so the id stays valid.
+_ENTITY_TEXT: dict[int, tuple[Any, str]] = {}
+
+
+def _entity_text(value: Any) -> str:
+    cached = _ENTITY_TEXT.get(id(value))
+    if cached is not None and cached[0] is value:
+        return cached[1]
+    text = _dumps(value)
+    _ENTITY_TEXT[id(value)] = (value, text)
+    return text
+
+
+def _cow_canonical(cow: CowDict) -> str:
+    owned = cow._owned
+    return _join(cow, lambda key, value: _dumps(value) if key in owned else _entity_text(value))
+
+
+class CowDict(dict):  # type: ignore[type-arg]
+    """A collection (``orders``, ``users``...) whose entities are copied on first access.
+
+    It starts as a shallow copy of the pristine collection, sharing every entity. The first
+    ``[key]``, ``get``, ``values()`` or ``items()`` access to an entity replaces it by a private
+    deep copy, so tools may mutate what they read. Code that bypasses these methods (C-level
+    readers such as ``json.dumps`` or ``==``) sees the right values too: shared entities are
+    exactly the untouched ones. Never mutate a value obtained by other means.
+    """
+
+    __slots__ = ("_owned",)
+
+    def __init__(self, pristine: dict[str, Any]) -> None:
+        super().__init__(pristine)
+        self._owned: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        value = dict.__getitem__(self, key)
+        if key not in self._owned:
+            value = copy_db(value)
+            dict.__setitem__(self, key, value)
+            self._owned.add(key)
+        return value
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        dict.__setitem__(self, key, value)
+        self._owned.add(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+    def values(self) -> list[Any]:  # type: ignore[override]
+        return [self[key] for key in self]
+
+    def items(self) -> list[tuple[str, Any]]:  # type: ignore[override]
+        return [(key, self[key]) for key in self]
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def pop(self, key: str, *default: Any) -> Any:
+        if key in self:
+            value = self[key]
+            dict.__delitem__(self, key)
+            self._owned.discard(key)
+            return value
+        if default:
+            return default[0]
+        raise KeyError(key)
+
+    def __delitem__(self, key: str) -> None:
+        dict.__delitem__(self, key)
+        self._owned.discard(key)
+
+    def __reduce__(self) -> Any:
+        return (dict, (dict(self.items()),))
+
+
+def fresh_db(pristine: Any) -> Any:
+    """A private working copy of a pristine DB, cheap to make and cheap to hash.
+
+    Top-level dict-of-dict collections become :class:`CowDict` (entities copied on access);
+    anything else is deep-copied. The pristine DB is never mutated through the result.
+    """
+    if not isinstance(pristine, dict):
+        return copy_db(pristine)
+    out: dict[str, Any] = {}
+    for key, value in pristine.items():
+        if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+            out[key] = CowDict(value)
+        else:
+            out[key] = copy_db(value)
+    return out
 
 
 def db_hash(db: Any) -> str:

@@ -35,8 +35,8 @@ class Environment:
     """The state and tools of one side (``"agent"`` or ``"user"``) of a scenario."""
 
     side: str
-    state: dict[str, Any]
-    tools: list[Tool]
+    state: dict[str, Any] = field(repr=False)
+    tools: list[Tool] = field(repr=False)
     actions: list[dict[str, Any]] = field(default_factory=list)
     """Recorded write actions, ``{"name", "arguments"}``, in call order."""
     tool_errors: int = 0
