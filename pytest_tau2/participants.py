@@ -42,6 +42,13 @@ def validate_settings(settings: Settings) -> None:
             _model_config(settings, name)
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
+    if agent.startswith("replay:"):
+        from pytest_tau2.conversation.replay import ReplayFileError, load_replay_file
+
+        try:
+            load_replay_file(agent.split(":", 1)[1])
+        except ReplayFileError as exc:
+            raise pytest.UsageError(str(exc)) from None
     if settings.telecom_tasks not in ("base", "full"):
         raise pytest.UsageError(f"--tau2-telecom-tasks must be 'base' or 'full', got {settings.telecom_tasks!r}")
 
@@ -80,15 +87,7 @@ class Context:
     @classmethod
     def for_scenario(cls, scenario: Scenario, settings: Settings) -> Context:
         gold = scenario.gold_actions() or []
-        endings = frozenset(
-            resolve_tool(scenario.namespace, cls_name).name
-            for cls_name in scenario.agent_resources.tools
-            if resolve_tool(scenario.namespace, cls_name).ends_conversation
-        )
-        ending_actions = frozenset(
-            a["name"] for a in gold if a["name"] in endings or _ends(scenario, a["name"])
-        )
-        return cls(scenario, settings, GoldPlan([dict(a) for a in gold], ending_tools=ending_actions))
+        return cls(scenario, settings, GoldPlan([dict(a) for a in gold], ending_tools=_ending_names(scenario)))
 
     def retry_policy(self) -> Any:
         from pytest_tau2.llm.client import RetryPolicy
@@ -150,12 +149,16 @@ class Context:
         return out
 
 
-def _ends(scenario: Scenario, action_name: str) -> bool:
+def _ending_names(scenario: Scenario) -> frozenset[str]:
+    """Tool and action names of the agent tools that end the conversation."""
+    names = set()
     for cls_name in scenario.agent_resources.tools:
         cls = resolve_tool(scenario.namespace, cls_name)
-        if cls.action_name == action_name and cls.ends_conversation:
-            return True
-    return False
+        if cls.ends_conversation:
+            names.add(cls.name)
+            if cls.action_name:
+                names.add(cls.action_name)
+    return frozenset(names)
 
 
 def _secret_key(key: str) -> bool:
@@ -168,9 +171,13 @@ def make_agent(ctx: Context) -> Any:
     if kind == "oracle":
         return OracleAgent(ctx.plan, min_turns=max(ctx.settings.min_agent_turns, 1))
     if kind.startswith("replay:"):
-        from pytest_tau2.conversation.replay import ReplayAgent
+        from pytest_tau2.conversation.replay import load_replay_file
 
-        return ReplayAgent.for_scenario(kind.split(":", 1)[1], ctx.scenario.name, min_turns=ctx.settings.min_agent_turns)
+        recorded = load_replay_file(kind.split(":", 1)[1]).get(ctx.scenario.name)
+        if recorded is None:
+            pytest.skip(f"{ctx.scenario.name} is not in the replay file {kind.split(':', 1)[1]}")
+        plan = GoldPlan([dict(a) for a in recorded], ending_tools=ctx.plan.ending_tools | _ending_names(ctx.scenario))
+        return OracleAgent(plan, min_turns=max(ctx.settings.min_agent_turns, 1))
     if kind == "websocket":
         from pytest_tau2.bot.client import WebSocketAgent
 

@@ -66,4 +66,11 @@ def _retail() -> type[Tau2BaseScenario]:
     return Tau2RetailBaseScenario
 
 
+def _airline() -> type[Tau2BaseScenario]:
+    from pytest_tau2.domains.tau2_airline.scenario import Tau2AirlineBaseScenario
+
+    return Tau2AirlineBaseScenario
+
+
 register_scenario_source("tau2_retail", _source(_retail, "tau2_retail"))
+register_scenario_source("tau2_airline", _source(_airline, "tau2_airline"))

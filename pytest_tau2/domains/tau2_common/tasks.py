@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import gc
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,22 @@ def load_tasks(root: Path, domain: str) -> dict[str, dict[str, Any]]:
     """Every task of ``domain`` by id, in file order, parsed once per process."""
     tasks = _read_json(root / "tau2" / "domains" / domain / "tasks.json")
     return {str(task["id"]): task for task in tasks}
+
+
+_DBS: dict[Path, Any] = {}
+
+
+def cached_db(path: Path, reader: Callable[[Path], Any]) -> Any:
+    """The pristine DB at ``path``, parsed once per process (callers work on ``fresh_db`` copies).
+
+    The parsed tree is moved out of the garbage collector's reach (``gc.freeze``): it lives for
+    the whole process and would otherwise be re-scanned by every collection.
+    """
+    if path not in _DBS:
+        _DBS[path] = reader(path)
+        gc.collect()
+        gc.freeze()
+    return _DBS[path]
 
 
 @functools.cache

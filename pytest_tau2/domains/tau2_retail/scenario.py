@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tau2.domains.tau2_common.base import Tau2BaseScenario
+from pytest_tau2.domains.tau2_common.tasks import cached_db
 from pytest_tau2.domains.tau2_retail.db import read_db
 from pytest_tau2.domains.tau2_retail.tools import TOOL_CLASSES
 from pytest_tau2.scenario.model import SuccessSignal
@@ -28,14 +29,4 @@ class Tau2RetailBaseScenario(Tau2BaseScenario):
         return (SuccessSignal.DB_STATE_MATCH, SuccessSignal.CLEAN_EXIT)
 
     def read_db(self, path: Path, side: str) -> Any:
-        return _cached_db(path)
-
-
-_DB_CACHE: dict[Path, Any] = {}
-
-
-def _cached_db(path: Path) -> Any:
-    # Parsed once per process; the runner copies it per scenario (copy_db).
-    if path not in _DB_CACHE:
-        _DB_CACHE[path] = read_db(path)
-    return _DB_CACHE[path]
+        return cached_db(path, read_db)

@@ -1,0 +1,131 @@
+"""The NL-assertion judge: one LLM call per scenario, one verdict per assertion.
+
+The judge input numbers the assertions in an ``nl_assertions`` section next to the
+transcript (prompt: ``judge_prompt.md`` beside this module). The reply is normalised to
+exactly one ``{index, assertion, passed, reason}`` per assertion, in order. Every way the
+reply can go wrong (not JSON, a missing verdict, an index out of range, a non-boolean
+``passed``, a failed call) becomes ``passed: false`` with a reason that says which; nothing
+raises. A failed call is retried on its own by the LLM client, never by re-running the
+conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from pytest_tau2.errors import InfrastructureError
+from pytest_tau2.llm.client import ModelConfig, RetryPolicy, acomplete
+from pytest_tau2.llm.usage import UsageMeter
+from pytest_tau2.scoring.signals import JudgeOutcome
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+
+
+@cache
+def judge_system_prompt() -> str:
+    return resources.files("pytest_tau2.scoring").joinpath("judge_prompt.md").read_text("utf-8")
+
+
+def render_transcript(transcript: list[dict[str, Any]]) -> str:
+    """The conversation as the judge reads it: one line per message, tool calls included."""
+    lines = []
+    for message in transcript:
+        role = message.get("role")
+        if role == "tool":
+            lines.append(f"tool result ({message.get('name')}): {message.get('content')}")
+            continue
+        speaker = "agent" if role == "assistant" else "customer"
+        if message.get("content"):
+            lines.append(f"{speaker}: {message['content']}")
+        for call in message.get("tool_calls") or []:
+            arguments = call["arguments"] if isinstance(call["arguments"], str) else json.dumps(call["arguments"])
+            lines.append(f"{speaker} calls tool {call['name']}({arguments})")
+    return "\n".join(lines)
+
+
+def judge_messages(assertions: list[str], transcript: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    numbered = "\n".join(f"{i}. {text}" for i, text in enumerate(assertions))
+    user = f"## transcript\n{render_transcript(transcript)}\n\n## nl_assertions\n{numbered}\n"
+    return [{"role": "system", "content": judge_system_prompt()}, {"role": "user", "content": user}]
+
+
+def normalize_verdicts(assertions: list[str], reply: str | None) -> list[dict[str, Any]]:
+    """Exactly one verdict per assertion, in order, whatever shape the reply has."""
+    parsed, problem = _parse(reply)
+    by_index: dict[int, dict[str, Any]] = {}
+    notes: list[str] = []
+    if parsed is not None:
+        for position, entry in enumerate(parsed):
+            if not isinstance(entry, dict):
+                notes.append(f"entry {position} is not an object")
+                continue
+            index = _as_index(entry.get("index", position))
+            if index is None or not 0 <= index < len(assertions):
+                notes.append(f"entry {position} has index {entry.get('index')!r} outside 0..{len(assertions) - 1}")
+                continue
+            by_index.setdefault(index, entry)
+    verdicts = []
+    for index, text in enumerate(assertions):
+        entry = by_index.get(index)
+        if problem is not None:
+            verdict = (False, problem)
+        elif entry is None:
+            extra = f" ({'; '.join(notes)})" if notes else ""
+            verdict = (False, f"the judge gave no verdict for assertion {index}{extra}")
+        elif not isinstance(entry.get("passed"), bool):
+            verdict = (False, f"the judge's 'passed' for assertion {index} is not a boolean: {entry.get('passed')!r}")
+        else:
+            verdict = (entry["passed"], str(entry.get("reason") or ""))
+        verdicts.append({"index": index, "assertion": text, "passed": verdict[0], "reason": verdict[1]})
+    return verdicts
+
+
+def _parse(reply: str | None) -> tuple[list[Any] | None, str | None]:
+    if reply is None or not reply.strip():
+        return None, "the judge returned an empty reply"
+    text = reply.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, f"the judge reply is not valid JSON ({exc.msg}): {reply[:200]!r}"
+    if isinstance(data, dict):
+        data = data.get("verdicts", data.get("results"))
+    if not isinstance(data, list):
+        return None, f"the judge reply has no 'verdicts' list: {reply[:200]!r}"
+    return data, None
+
+
+def _as_index(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+@dataclass
+class LLMJudge:
+    config: ModelConfig
+    retry: RetryPolicy
+    usage: UsageMeter
+
+    async def judge(self, assertions: list[str], transcript: list[dict[str, Any]]) -> JudgeOutcome:
+        messages = judge_messages(assertions, transcript)
+        try:
+            completion = await acomplete(self.config, messages, retry=self.retry, usage=self.usage, side="judge")
+        except InfrastructureError as exc:
+            reason = f"the judge call failed: {exc}"
+            verdicts = [{"index": i, "assertion": a, "passed": False, "reason": reason} for i, a in enumerate(assertions)]
+            return JudgeOutcome(verdicts, messages, None, str(exc), self.config.model)
+        verdicts = normalize_verdicts(assertions, completion.text)
+        return JudgeOutcome(verdicts, messages, completion.text, None, self.config.model)
