@@ -61,6 +61,11 @@ def _model_config(settings: Settings, side: str) -> Any:
     )
 
 
+def uses_llm(settings: Settings) -> bool:
+    """True when any side of this run calls a model through litellm."""
+    return settings.agent_kind == "litellm" or settings.user_kind == "litellm" or bool(settings.judge_model)
+
+
 def describe_agent(settings: Settings) -> str:
     kind = settings.agent_kind
     if kind == "litellm":

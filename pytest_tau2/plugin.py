@@ -183,9 +183,7 @@ def tau2_outcome(
 ) -> ScenarioOutcome:
     """Run the scenario (setup phase: an infrastructure failure makes the item an *error*)."""
     record_property("tau2_scenario", tau2_scenario.name)
-    outcome = asyncio.run(
-        run_scenario(tau2_scenario, agent=tau2_agent, user=tau2_user, settings=tau2_settings, judge=tau2_judge)
-    )
+    outcome = asyncio.run(_run(tau2_scenario, tau2_agent, tau2_user, tau2_judge, tau2_settings))
     infra = outcome.conversation.error
     infra_text = tau2_context.redact(str(infra)) if infra is not None else None
     metrics = build_metrics(
@@ -207,6 +205,16 @@ def tau2_outcome(
         record_property("infrastructure_error", infra_text)
         raise InfrastructureError(f"{tau2_scenario.name}: {infra_text}")
     return outcome
+
+
+async def _run(scenario: Scenario, agent: Any, user: Any, judge: Any, settings: Settings) -> ScenarioOutcome:
+    try:
+        return await run_scenario(scenario, agent=agent, user=user, settings=settings, judge=judge)
+    finally:
+        if participants.uses_llm(settings):
+            from pytest_tau2.llm.client import aclose
+
+            await aclose()  # litellm caches one HTTP client per event loop; this loop ends here
 
 
 def _prop(value: Any) -> str:
@@ -288,6 +296,15 @@ _CONFIG: list[pytest.Config] = []
 @pytest.hookimpl(trylast=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
     _CONFIG[:] = [session.config]
+    settings = session.config.stash[SETTINGS_KEY]
+    if participants.uses_llm(settings) and not _is_controller_of_workers(session.config):
+        from pytest_tau2.llm.client import preload
+
+        preload()  # import litellm once per process, before the first test's clock starts
+
+
+def _is_controller_of_workers(config: pytest.Config) -> bool:
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
 
 
 def _is_worker(config: pytest.Config) -> bool:

@@ -66,7 +66,7 @@ class Tool:
         """The side's database (``state["db"]``)."""
         return self.state["db"]
 
-    def run(self, **arguments: Any) -> Any:  # pragma: no cover - interface
+    def run(self, *args: Any, **arguments: Any) -> Any:  # pragma: no cover - interface
         raise NotImplementedError(f"{type(self).__name__}.run is not implemented")
 
     @classmethod
