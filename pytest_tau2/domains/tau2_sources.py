@@ -72,5 +72,13 @@ def _airline() -> type[Tau2BaseScenario]:
     return Tau2AirlineBaseScenario
 
 
+def _telecom_source(settings: Any) -> Iterable[type[Any]]:
+    from pytest_tau2.domains.tau2_telecom.scenario import Tau2TelecomBaseScenario
+
+    split = "full" if getattr(settings, "telecom_tasks", "base") == "full" else "base"
+    return generate(Tau2TelecomBaseScenario, "tau2_telecom", settings, split=split, extra_split="tau2_telecom_full")
+
+
 register_scenario_source("tau2_retail", _source(_retail, "tau2_retail"))
+register_scenario_source("tau2_telecom", _telecom_source)
 register_scenario_source("tau2_airline", _source(_airline, "tau2_airline"))
