@@ -1,0 +1,28 @@
+"""The ``pytest-tau2`` command: ``pytest-tau2 data fetch|verify`` and ``pytest-tau2 bot ...``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+USAGE = """usage: pytest-tau2 data {fetch,verify} [...]   download or check the pinned tau2 data
+       pytest-tau2 bot [...]                    run the reference WebSocket agent bot
+Evaluations themselves run through pytest, e.g.: pytest -k tau2_retail"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["data"]:
+        from pytest_tau2.data.__main__ import main as data_main
+
+        return data_main(args[1:])
+    if args[:1] == ["bot"]:
+        from pytest_tau2.bot.__main__ import main as bot_main
+
+        return int(bot_main(args[1:]) or 0)
+    print(USAGE, file=sys.stderr)
+    return 0 if args[:1] in (["-h"], ["--help"]) else 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
