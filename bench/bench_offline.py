@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -74,8 +73,12 @@ def main() -> int:
     rows: list[dict[str, object]] = []
     for domain in ("tau2_retail", "tau2_airline", "tau2_telecom"):
         rows.append({"what": f"collect {domain}", **median_run(["--collect-only", "-k", domain], args.repeats)})
-    rows.append({"what": "collect telecom full (2,285)",
-                 **median_run(["--collect-only", "-k", "tau2_telecom", "--tau2-telecom-tasks", "full"], args.repeats)})
+    rows.append(
+        {
+            "what": "collect telecom full (2,285)",
+            **median_run(["--collect-only", "-k", "tau2_telecom", "--tau2-telecom-tasks", "full"], args.repeats),
+        }
+    )
     for domain in ("tau2_retail", "tau2_airline", "tau2_telecom"):
         rows.append({"what": f"sweep {domain} -n 1", **median_run(["-k", domain], args.repeats)})
         rows.append({"what": f"sweep {domain} -n 2", **median_run(["-k", domain, "-n", "2"], args.repeats)})
@@ -86,7 +89,7 @@ def main() -> int:
         "cpus": os.cpu_count(),
         "machine": platform.machine(),
         "repeats": args.repeats,
-        "command": "python bench/bench_offline.py --repeats %d" % args.repeats,
+        "command": f"python bench/bench_offline.py --repeats {args.repeats}",
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

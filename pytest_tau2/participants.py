@@ -34,7 +34,9 @@ def validate_settings(settings: Settings) -> None:
     if agent == "websocket" and not settings.agent_url:
         raise pytest.UsageError("--tau2-agent websocket needs --tau2-agent-url ws://HOST:PORT")
     if settings.user_kind not in USERS:
-        raise pytest.UsageError(f"--tau2-user {settings.user_kind!r} is not a built-in user; choose one of {', '.join(USERS)}")
+        raise pytest.UsageError(
+            f"--tau2-user {settings.user_kind!r} is not a built-in user; choose one of {', '.join(USERS)}"
+        )
     if settings.user_kind == "litellm" and not settings.user_model:
         raise pytest.UsageError("--tau2-user litellm needs --tau2-user-model MODEL")
     for name in ("agent", "user", "judge"):
@@ -194,9 +196,7 @@ def make_agent(ctx: Context) -> Any:
 
 def make_user(ctx: Context) -> Any:
     if ctx.settings.user_kind == "scripted":
-        return ScriptedUser(
-            ctx.scenario.user_opening(), ctx.plan, patience=max(3, ctx.settings.min_agent_turns) + 2
-        )
+        return ScriptedUser(ctx.scenario.user_opening(), ctx.plan, patience=max(3, ctx.settings.min_agent_turns) + 2)
     from pytest_tau2.conversation.llm_participants import LiteLLMUser
 
     return LiteLLMUser(ctx.model_config("user"), ctx.retry_policy(), ctx.usage)
@@ -209,4 +209,3 @@ def make_judge(ctx: Context) -> Any:
     from pytest_tau2.scoring.judge import LLMJudge
 
     return LLMJudge(config, ctx.retry_policy(), ctx.usage)
-

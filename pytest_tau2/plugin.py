@@ -27,7 +27,7 @@ from pytest_tau2.scenario.registry import all_scenarios
 from pytest_tau2.settings import OPTIONS, Settings, resolve
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
-REPORTED_KEY = pytest.StashKey[list[str]]()
+REPORTED_KEY = pytest.StashKey[list[str]]()  # names of scenarios reported in this session
 PARAM = "tau2_scenario_name"
 MARKERS = {
     "tau2": "a pytest-tau2 evaluation scenario",
@@ -44,7 +44,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("tau2", "pytest-tau2 agent evaluation")
     for option in OPTIONS:
         if option.kind == "bool":
-            group.addoption(option.flag, action="store_true", default=None, dest=f"tau2_{option.name}", help=option.help)
+            group.addoption(
+                option.flag, action="store_true", default=None, dest=f"tau2_{option.name}", help=option.help
+            )
             parser.addini(option.ini, option.help, type="bool", default=False)
         else:
             group.addoption(option.flag, default=None, dest=f"tau2_{option.name}", help=option.help)
@@ -198,8 +200,14 @@ def tau2_outcome(
     _write_outcome(Path(tau2_settings.results_dir), outcome, metrics, tau2_settings, tau2_context)
     for key in ("is_successful", "stop_reason", "stalled", "agent_turns"):
         record_property(key, _prop(metrics[key]))
-    for key in ("is_action_match", "db_state_match", "db_state_assertion_pass_rate", "nl_assertion_pass_rate",
-                "judge_passed", "clean_exit"):
+    for key in (
+        "is_action_match",
+        "db_state_match",
+        "db_state_assertion_pass_rate",
+        "nl_assertion_pass_rate",
+        "judge_passed",
+        "clean_exit",
+    ):
         record_property(key, _prop(metrics[key]))
     if infra_text is not None:
         record_property("infrastructure_error", infra_text)
@@ -229,21 +237,36 @@ def _write_outcome(
     scenario = outcome.scenario
     folder = files.scenario_dir(results_dir, scenario.name)
     redact = ctx.redact
-    files.write_json(folder / "transcript.json", {"scenario": scenario.name, "messages": outcome.conversation.transcript,
-                                                  "initialization": outcome.extra.get("initialization", [])})
+    files.write_json(
+        folder / "transcript.json",
+        {
+            "scenario": scenario.name,
+            "messages": outcome.conversation.transcript,
+            "initialization": outcome.extra.get("initialization", []),
+        },
+    )
     config_dir = folder / "scenario_config"
     files.write_text(config_dir / "agent_prompt.txt", scenario.get_agent_prompt())
     files.write_text(config_dir / "user_prompt.txt", scenario.get_user_prompt())
     files.write_json(config_dir / "metadata.json", json.loads(redact(json.dumps(ctx.metadata(), default=str))))
     files.write_json(config_dir / "tools.json", ctx.tool_schemas())
     if outcome.judge is not None:
-        files.write_json(folder / "judge_result.json", json.loads(redact(json.dumps({
-            "model": outcome.judge.model,
-            "nl_assertion_verdicts": outcome.judge.verdicts,
-            "judge_input": outcome.judge.judge_input,
-            "raw_reply": outcome.judge.raw_reply,
-            "error": outcome.judge.error,
-        }))))
+        files.write_json(
+            folder / "judge_result.json",
+            json.loads(
+                redact(
+                    json.dumps(
+                        {
+                            "model": outcome.judge.model,
+                            "nl_assertion_verdicts": outcome.judge.verdicts,
+                            "judge_input": outcome.judge.judge_input,
+                            "raw_reply": outcome.judge.raw_reply,
+                            "error": outcome.judge.error,
+                        }
+                    )
+                )
+            ),
+        )
     if settings.save_db:
         for side, db in outcome.final_dbs.items():
             if db is not None:
@@ -286,8 +309,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     for key, value in report.user_properties:
         if key == "tau2_scenario":
             reported = _CONFIG[0].stash[REPORTED_KEY] if _CONFIG else None
-            if reported is not None and value not in reported:
-                reported.append(value)
+            if reported is not None and str(value) not in reported:
+                reported.append(str(value))
 
 
 _CONFIG: list[pytest.Config] = []
@@ -314,7 +337,8 @@ def _is_worker(config: pytest.Config) -> bool:
 def _run_metrics(config: pytest.Config) -> list[dict[str, Any]]:
     settings = config.stash[SETTINGS_KEY]
     out = []
-    for name in sorted(set(config.stash[REPORTED_KEY])):
+    names: list[str] = config.stash[REPORTED_KEY]
+    for name in sorted(set(names)):
         path = Path(settings.results_dir) / name / "metrics.json"
         if path.exists():
             out.append(json.loads(path.read_text("utf-8")))
@@ -323,7 +347,7 @@ def _run_metrics(config: pytest.Config) -> list[dict[str, Any]]:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
-    if _is_worker(config) or not config.stash.get(REPORTED_KEY, []):
+    if _is_worker(config) or not config.stash.get(REPORTED_KEY, None):
         return
     metrics = _run_metrics(config)
     if not metrics:
@@ -334,7 +358,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    if _is_worker(config) or not config.stash.get(REPORTED_KEY, []):
+    if _is_worker(config) or not config.stash.get(REPORTED_KEY, None):
         return
     metrics = _run_metrics(config)
     if not metrics:

@@ -86,9 +86,12 @@ def build_environments(scenario: Scenario, states: dict[str, dict[str, Any]]) ->
     for side in scenario.sides:
         resources = scenario.agent_resources if side == "agent" else scenario.user_resources
         namespace = scenario.namespace if side == "agent" else scenario.user_namespace
-        tools = [resolve_tool(namespace, cls_name)(states[side], config) for cls_name, config in resources.tools.items()]
+        tools = [
+            resolve_tool(namespace, cls_name)(states[side], config) for cls_name, config in resources.tools.items()
+        ]
         envs[side] = Environment(side, states[side], tools)
     if "user" in envs:
+
         def sync() -> None:
             scenario.sync_state(states["agent"], states.get("user"))
 

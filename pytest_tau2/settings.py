@@ -31,23 +31,47 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("agent", "Built-in agent: oracle (offline default), litellm (default when --tau2-agent-model is set), "
-           "replay:PATH (re-run recorded tool calls from a JSON Lines file).", None),
-    Option("user", "Built-in user simulator: scripted (offline default) or litellm (default when "
-           "--tau2-user-model is set).", None),
-    Option("agent_model", "litellm model string of the agent under test, e.g. openai/gpt-4.1.", None, env="TAU2_AGENT_MODEL"),
+    Option(
+        "agent",
+        "Built-in agent: oracle (offline default), litellm (default when --tau2-agent-model is set), "
+        "replay:PATH (re-run recorded tool calls from a JSON Lines file).",
+        None,
+    ),
+    Option(
+        "user",
+        "Built-in user simulator: scripted (offline default) or litellm (default when --tau2-user-model is set).",
+        None,
+    ),
+    Option(
+        "agent_model",
+        "litellm model string of the agent under test, e.g. openai/gpt-4.1.",
+        None,
+        env="TAU2_AGENT_MODEL",
+    ),
     Option("agent_args", "JSON object of litellm arguments for the agent (api_base, temperature, seed, ...).", None),
     Option("user_model", "litellm model string of the user simulator.", None, env="TAU2_USER_MODEL"),
     Option("user_args", "JSON object of litellm arguments for the user simulator.", None),
-    Option("judge_model", "litellm model string of the NL-assertion judge (no judge: NL checks are skipped).", None,
-           env="TAU2_JUDGE_MODEL"),
+    Option(
+        "judge_model",
+        "litellm model string of the NL-assertion judge (no judge: NL checks are skipped).",
+        None,
+        env="TAU2_JUDGE_MODEL",
+    ),
     Option("judge_args", "JSON object of litellm arguments for the judge.", None),
     Option("agent_url", "ws:// URL of an external agent bot speaking the pytest-tau2 protocol.", None),
     Option("data_dir", "Folder holding tau2/domains/... (default: $TAU2_DATA_DIR, then the fetch cache).", None),
-    Option("allow_unpinned_data", "Accept tau2 data whose checksums differ from the pinned manifest "
-           "(recorded as unpinned).", False, "bool"),
-    Option("eval_data_root", "Folder that db_path values of in-repo domains resolve against "
-           "(default: <rootdir>/data).", None, env="TAU2_EVAL_DATA_ROOT"),
+    Option(
+        "allow_unpinned_data",
+        "Accept tau2 data whose checksums differ from the pinned manifest (recorded as unpinned).",
+        False,
+        "bool",
+    ),
+    Option(
+        "eval_data_root",
+        "Folder that db_path values of in-repo domains resolve against (default: <rootdir>/data).",
+        None,
+        env="TAU2_EVAL_DATA_ROOT",
+    ),
     Option("results_dir", "Run directory for metrics and transcripts (default: tau2-results/<timestamp>).", None),
     Option("save_db", "Also write final_db.json (and final_user_db.json) per scenario.", False, "bool"),
     Option("min_agent_turns", "A scenario with fewer agent turns fails as stalled (0 disables).", 3, "int"),

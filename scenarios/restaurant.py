@@ -69,8 +69,12 @@ class MargheritaForTwo(RestaurantBaseScenario):
 
     @property
     def user_persona(self) -> Persona:
-        return Persona(role="human user", name="Dana", background="Your phone number is 206-555-0143.",
-                       personality="Busy parent, to the point.")
+        return Persona(
+            role="human user",
+            name="Dana",
+            background="Your phone number is 206-555-0143.",
+            personality="Busy parent, to the point.",
+        )
 
     @property
     def user_task(self) -> Task:
@@ -95,8 +99,12 @@ class VeggieNoMushrooms(RestaurantBaseScenario):
 
     @property
     def user_persona(self) -> Persona:
-        return Persona(role="human user", name="Eli", background="Your phone number is 512-555-0199.",
-                       personality="Careful with money; asks for prices before deciding.")
+        return Persona(
+            role="human user",
+            name="Eli",
+            background="Your phone number is 512-555-0199.",
+            personality="Careful with money; asks for prices before deciding.",
+        )
 
     @property
     def user_task(self) -> Task:
@@ -123,8 +131,12 @@ class PartyOrder(RestaurantBaseScenario):
 
     @property
     def user_persona(self) -> Persona:
-        return Persona(role="human user", name="Farah", background="Your phone number is 617-555-0110.",
-                       personality="Organised; reads the order from a list.")
+        return Persona(
+            role="human user",
+            name="Farah",
+            background="Your phone number is 617-555-0110.",
+            personality="Organised; reads the order from a list.",
+        )
 
     @property
     def user_task(self) -> Task:
@@ -149,8 +161,12 @@ class PepperoniWithMushrooms(RestaurantBaseScenario):
 
     @property
     def user_persona(self) -> Persona:
-        return Persona(role="human user", name="Gus", background="Your phone number is 303-555-0177.",
-                       personality="Indecisive; changes their mind once.")
+        return Persona(
+            role="human user",
+            name="Gus",
+            background="Your phone number is 303-555-0177.",
+            personality="Indecisive; changes their mind once.",
+        )
 
     @property
     def user_task(self) -> Task:

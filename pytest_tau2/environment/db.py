@@ -174,7 +174,7 @@ def db_diff(expected: Any, actual: Any, *, max_lines: int = 60) -> str:
     lines.sort()
     if len(lines) > max_lines:
         hidden = len(lines) - max_lines
-        lines = lines[:max_lines] + [f"... and {hidden} more differences"]
+        lines = [*lines[:max_lines], f"... and {hidden} more differences"]
     return "\n".join(lines)
 
 

@@ -12,7 +12,6 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
-from functools import cache
 from typing import Any
 
 import jsonschema
@@ -103,11 +102,16 @@ def _parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any
     return dict(arguments)
 
 
-@cache
-def _validator(tool_cls: type[Tool]) -> jsonschema.protocols.Validator:
+_VALIDATORS: dict[type[Tool], Any] = {}
+
+
+def _validator(tool_cls: type[Tool]) -> Any:
     # Built once per tool class: schema checking is on the hot path of every call.
-    validator_cls = jsonschema.validators.validator_for(tool_cls.parameters)
-    return validator_cls(tool_cls.parameters)
+    validator = _VALIDATORS.get(tool_cls)
+    if validator is None:
+        validator_cls = jsonschema.validators.validator_for(tool_cls.parameters)
+        validator = _VALIDATORS[tool_cls] = validator_cls(tool_cls.parameters)
+    return validator
 
 
 def _schema_problem(tool_cls: type[Tool], arguments: dict[str, Any]) -> str | None:

@@ -130,7 +130,14 @@ def _headline(s: Summary) -> str:
 
 
 def _rates(s: Summary) -> list[str]:
-    order = ["Action match", "DB-state match", "DB-state assertion pass", "NL-Assertion pass", "Judge passed", "Clean exit"]
+    order = [
+        "Action match",
+        "DB-state match",
+        "DB-state assertion pass",
+        "NL-Assertion pass",
+        "Judge passed",
+        "Clean exit",
+    ]
     lines = []
     for label in order:
         rate = s.signals.get(label)

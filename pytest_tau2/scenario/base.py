@@ -126,9 +126,7 @@ class Scenario:
 
     def get_user_prompt(self) -> str:
         """System prompt of the simulated user."""
-        return render_prompt(
-            self.user_persona, self.user_task, self.user_actions, self.user_resources, audience="user"
-        )
+        return render_prompt(self.user_persona, self.user_task, self.user_actions, self.user_resources, audience="user")
 
     def get_agent_prompt(self) -> str:
         """System prompt of the agent under test."""
@@ -172,8 +170,7 @@ class Scenario:
     def run_initialization_action(self, action: Mapping[str, Any], states: Mapping[str, dict[str, Any]]) -> Any:
         """Apply one ``initialization_actions`` entry before the conversation."""
         raise NotImplementedError(
-            f"{type(self).__name__} declares initialization_actions but does not implement "
-            "run_initialization_action"
+            f"{type(self).__name__} declares initialization_actions but does not implement run_initialization_action"
         )
 
     # ---- gold -----------------------------------------------------------------------------

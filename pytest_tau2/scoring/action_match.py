@@ -79,9 +79,7 @@ def _compare(ref: Any, pred: Any, path: str, flags: TextFlags) -> MatchResult:
 
 def _match_lists(ref: list[Any], pred: list[Any], path: str, flags: TextFlags) -> MatchResult:
     """Order-independent matching: each reference item to a distinct prediction (backtracking)."""
-    candidates = [
-        [j for j, p in enumerate(pred) if _compare(r, p, path, flags).matched] for r in ref
-    ]
+    candidates = [[j for j, p in enumerate(pred) if _compare(r, p, path, flags).matched] for r in ref]
     assignment: dict[int, int] = {}
 
     def assign(i: int, seen: set[int]) -> bool:  # augmenting path (Kuhn's algorithm)

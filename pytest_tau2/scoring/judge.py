@@ -125,7 +125,9 @@ class LLMJudge:
             completion = await acomplete(self.config, messages, retry=self.retry, usage=self.usage, side="judge")
         except InfrastructureError as exc:
             reason = f"the judge call failed: {exc}"
-            verdicts = [{"index": i, "assertion": a, "passed": False, "reason": reason} for i, a in enumerate(assertions)]
+            verdicts = [
+                {"index": i, "assertion": a, "passed": False, "reason": reason} for i, a in enumerate(assertions)
+            ]
             return JudgeOutcome(verdicts, messages, None, str(exc), self.config.model)
         verdicts = normalize_verdicts(assertions, completion.text)
         return JudgeOutcome(verdicts, messages, completion.text, None, self.config.model)

@@ -65,7 +65,9 @@ def score(
             "clean_exit",
             SuccessSignal.CLEAN_EXIT,
             clean,
-            "" if clean else f"the conversation did not end with the agent's exit tool (stop_reason: {conversation.stop_reason})",
+            ""
+            if clean
+            else f"the conversation did not end with the agent's exit tool (stop_reason: {conversation.stop_reason})",
         )
     )
 

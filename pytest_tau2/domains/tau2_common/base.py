@@ -63,7 +63,9 @@ class Tau2BaseScenario(Scenario):
         try:
             return tasks[str(self.tau2_id)]
         except KeyError:
-            raise KeyError(f"{self.name}: no task with id {self.tau2_id!r} in the {self.tau2_domain} tasks.json") from None
+            raise KeyError(
+                f"{self.name}: no task with id {self.tau2_id!r} in the {self.tau2_domain} tasks.json"
+            ) from None
 
     @property
     def criteria(self) -> dict[str, Any]:
@@ -76,21 +78,21 @@ class Tau2BaseScenario(Scenario):
 
     # ---- scenario fields derived from the task ------------------------------------------------------
 
-    @property  # type: ignore[override]
-    def description(self) -> str:
+    @property
+    def description(self) -> str:  # type: ignore[override]
         purpose = (self.task.get("description") or {}).get("purpose")
-        return purpose or self.instructions.get("reason_for_call", "")
+        return str(purpose or self.instructions.get("reason_for_call", ""))
 
-    @property  # type: ignore[override]
-    def nl_assertions(self) -> list[str] | None:
+    @property
+    def nl_assertions(self) -> list[str] | None:  # type: ignore[override]
         return list(self.criteria.get("nl_assertions") or []) or None
 
-    @property  # type: ignore[override]
-    def db_state_assertions(self) -> list[dict[str, Any]] | None:
+    @property
+    def db_state_assertions(self) -> list[dict[str, Any]] | None:  # type: ignore[override]
         return list(self.criteria.get("env_assertions") or []) or None
 
-    @property  # type: ignore[override]
-    def initialization_actions(self) -> list[dict[str, Any]] | None:
+    @property
+    def initialization_actions(self) -> list[dict[str, Any]] | None:  # type: ignore[override]
         state = self.task.get("initial_state") or {}
         return list(state.get("initialization_actions") or []) or None
 
@@ -113,7 +115,7 @@ class Tau2BaseScenario(Scenario):
 
     @property
     def agent_resources(self) -> Resources:
-        tools = {cls.__name__: {} for cls in self.agent_tool_classes}
+        tools: dict[str, dict[str, Any]] = {cls.__name__: {} for cls in self.agent_tool_classes}
         tools["EndConversationTool"] = {}
         return Resources(tools=tools, information=[f"policy: tau2/domains/{self.tau2_domain}/{self.policy_files[0]}"])
 
@@ -147,8 +149,10 @@ class Tau2BaseScenario(Scenario):
 
     @property
     def user_task(self) -> Task:
-        return Task(goal=str(self.instructions.get("reason_for_call") or ""),
-                    background=str(self.instructions.get("unknown_info") or ""))
+        return Task(
+            goal=str(self.instructions.get("reason_for_call") or ""),
+            background=str(self.instructions.get("unknown_info") or ""),
+        )
 
     @property
     def agent_persona(self) -> Persona:

@@ -64,7 +64,4 @@ class Tau2TelecomBaseScenario(Tau2BaseScenario):
     def policy_text(self) -> str:
         folder = self.root / "tau2" / "domains" / "telecom"
         main, manual = (read_text(folder / name) for name in self.policy_files)
-        return (
-            f"<main_policy>\n{main}\n</main_policy>\n"
-            f"<tech_support_policy>\n{manual}\n</tech_support_policy>"
-        )
+        return f"<main_policy>\n{main}\n</main_policy>\n<tech_support_policy>\n{manual}\n</tech_support_policy>"
