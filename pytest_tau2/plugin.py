@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 from pytest_tau2 import participants
-from pytest_tau2.errors import InfrastructureError
+from pytest_tau2.errors import InfrastructureError, Tau2Error
 from pytest_tau2.report import files
 from pytest_tau2.report.metrics import build_metrics
 from pytest_tau2.report.summary import render
@@ -26,6 +27,7 @@ from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scenario.registry import all_scenarios
 from pytest_tau2.settings import OPTIONS, Settings, resolve
 
+T = TypeVar("T")
 SETTINGS_KEY = pytest.StashKey[Settings]()
 REPORTED_KEY = pytest.StashKey[list[str]]()  # names of scenarios reported in this session
 PARAM = "tau2_scenario_name"
@@ -146,7 +148,18 @@ def tau2_settings(pytestconfig: pytest.Config) -> Settings:
 @pytest.fixture
 def tau2_scenario(tau2_scenario_name: str, tau2_settings: Settings) -> Scenario:
     """The scenario instance under test."""
-    return scenario_class(tau2_scenario_name, tau2_settings)().bind(tau2_settings)
+    return _or_fail(tau2_scenario_name, lambda: scenario_class(tau2_scenario_name, tau2_settings)().bind(tau2_settings))
+
+
+def _or_fail(name: str, build: Callable[[], T]) -> T:
+    """Run ``build``; show a plugin error (bad data, bad scenario) as its message, not a traceback."""
+    message = None
+    try:
+        return build()
+    except Tau2Error as exc:
+        message = f"{name}: {type(exc).__name__}: {exc}"
+    # Failing outside the except block keeps pytest from printing "during handling..." chains.
+    pytest.fail(message, pytrace=False)
 
 
 @pytest.fixture
@@ -184,7 +197,23 @@ def tau2_outcome(
     record_property: Any,
 ) -> ScenarioOutcome:
     """Run the scenario (setup phase: an infrastructure failure makes the item an *error*)."""
-    record_property("tau2_scenario", tau2_scenario.name)
+    return _or_fail(
+        tau2_scenario.name,
+        lambda: _run_and_record(
+            tau2_scenario, tau2_context, tau2_agent, tau2_user, tau2_judge, tau2_settings, record_property
+        ),
+    )
+
+
+def _run_and_record(
+    tau2_scenario: Scenario,
+    tau2_context: participants.Context,
+    tau2_agent: Any,
+    tau2_user: Any,
+    tau2_judge: Any,
+    tau2_settings: Settings,
+    record_property: Any,
+) -> ScenarioOutcome:
     outcome = asyncio.run(_run(tau2_scenario, tau2_agent, tau2_user, tau2_judge, tau2_settings))
     infra = outcome.conversation.error
     infra_text = tau2_context.redact(str(infra)) if infra is not None else None
@@ -211,7 +240,7 @@ def tau2_outcome(
         record_property(key, _prop(metrics[key]))
     if infra_text is not None:
         record_property("infrastructure_error", infra_text)
-        raise InfrastructureError(f"{tau2_scenario.name}: {infra_text}")
+        raise InfrastructureError(f"infrastructure error, not an agent failure: {infra_text}")
     return outcome
 
 
@@ -286,7 +315,8 @@ def test_scenario(tau2_outcome: ScenarioOutcome, subtests: Any, tau2_settings: S
         with subtests.test(msg=check.id):
             if check.passed is None:
                 pytest.skip(check.message)
-            assert check.passed, check.message or f"{check.id} failed"
+            if not check.passed:
+                pytest.fail(check.message or f"{check.id} failed", pytrace=False)
     if outcome.stalled:
         pytest.fail(
             f"stalled: {outcome.conversation.agent_turns} agent turns, fewer than "
@@ -301,6 +331,13 @@ def test_scenario(tau2_outcome: ScenarioOutcome, subtests: Any, tau2_settings: S
 
 
 # ---- run summary ----------------------------------------------------------------------------------
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and PARAM in callspec.params:
+        # Recorded before anything can fail, so the summary knows every scenario that ran.
+        item.user_properties.append(("tau2_scenario", callspec.params[PARAM]))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -334,36 +371,35 @@ def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
-def _run_metrics(config: pytest.Config) -> list[dict[str, Any]]:
+def _run_metrics(config: pytest.Config) -> tuple[list[dict[str, Any]], list[str]]:
+    """Metrics of every scenario reported in this run, and the names that left none (errors)."""
     settings = config.stash[SETTINGS_KEY]
-    out = []
+    out, missing = [], []
     names: list[str] = config.stash[REPORTED_KEY]
     for name in sorted(set(names)):
         path = Path(settings.results_dir) / name / "metrics.json"
         if path.exists():
             out.append(json.loads(path.read_text("utf-8")))
-    return out
+        else:
+            missing.append(name)
+    return out, missing
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     if _is_worker(config) or not config.stash.get(REPORTED_KEY, None):
         return
-    metrics = _run_metrics(config)
-    if not metrics:
-        return
+    metrics, missing = _run_metrics(config)
     results = Path(config.stash[SETTINGS_KEY].results_dir)
-    files.write_json(results / "all_metrics.json", {"scenarios": metrics})
-    files.write_text(results / "all_summary.txt", render(metrics))
+    files.write_json(results / "all_metrics.json", {"scenarios": metrics, "errors_without_result": missing})
+    files.write_text(results / "all_summary.txt", render(metrics, missing))
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     if _is_worker(config) or not config.stash.get(REPORTED_KEY, None):
         return
-    metrics = _run_metrics(config)
-    if not metrics:
-        return
+    metrics, missing = _run_metrics(config)
     terminalreporter.section("tau2 summary")
-    for line in render(metrics).rstrip().splitlines():
+    for line in render(metrics, missing).rstrip().splitlines():
         terminalreporter.write_line(line)
     terminalreporter.write_line(f"results: {config.stash[SETTINGS_KEY].results_dir}")

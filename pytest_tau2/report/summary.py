@@ -46,6 +46,7 @@ class Summary:
     stalled: int = 0
     infra_errors: int = 0
     not_applicable: int = 0
+    setup_errors: int = 0
     signals: dict[str, Rate] = field(default_factory=lambda: defaultdict(Rate))
     tokens: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -90,10 +91,20 @@ def _add_tokens(total: dict[str, dict[str, Any]], usage: dict[str, Any]) -> None
             t["cost_usd"] = None if u.get("cost_usd") is None else t["cost_usd"] + u["cost_usd"]
 
 
-def render(metrics: list[dict[str, Any]]) -> str:
-    """The text of all_summary.txt (and of the terminal summary)."""
+def render(metrics: list[dict[str, Any]], errored: list[str] | None = None) -> str:
+    """The text of all_summary.txt (and of the terminal summary).
+
+    ``errored`` names scenarios that ended in an error before producing any result (bad
+    data, a broken scenario class); they count as not successful in the headline.
+    """
     total = summarize(metrics)
+    errored = errored or []
+    total.scenarios += len(errored)
+    total.setup_errors = len(errored)
     lines = [_headline(total)]
+    if errored:
+        shown = ", ".join(errored[:10]) + (f" and {len(errored) - 10} more" if len(errored) > 10 else "")
+        lines.append(f"  errors without a result: {shown}")
     lines += _rates(total)
     domains = sorted({m.get("domain", "?") for m in metrics})
     if len(domains) > 1:
@@ -122,6 +133,8 @@ def _headline(s: Summary) -> str:
         extras.append(f"{s.stalled} stalled")
     if s.infra_errors:
         extras.append(f"{s.infra_errors} infrastructure errors")
+    if s.setup_errors:
+        extras.append(f"{s.setup_errors} errors without a result")
     if extras:
         text += f" ({', '.join(extras)} counted as not successful)"
     if s.not_applicable:
