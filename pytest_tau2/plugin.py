@@ -188,6 +188,7 @@ def tau2_judge(tau2_context: participants.Context) -> Any:
 
 @pytest.fixture
 def tau2_outcome(
+    request: pytest.FixtureRequest,
     tau2_scenario: Scenario,
     tau2_context: participants.Context,
     tau2_agent: Any,
@@ -197,24 +198,52 @@ def tau2_outcome(
     record_property: Any,
 ) -> ScenarioOutcome:
     """Run the scenario (setup phase: an infrastructure failure makes the item an *error*)."""
+    prefetcher = _prefetcher(request, tau2_settings, (tau2_agent, tau2_user, tau2_judge))
+    if prefetcher is not None:
+        taken = prefetcher.take(tau2_scenario.name)
+        tau2_scenario, tau2_context = taken.scenario, taken.context
+        run: Callable[[], ScenarioOutcome] = taken.future.result
+    else:
+
+        def run() -> ScenarioOutcome:
+            return asyncio.run(_run(tau2_scenario, tau2_agent, tau2_user, tau2_judge, tau2_settings))
+
     return _or_fail(
         tau2_scenario.name,
-        lambda: _run_and_record(
-            tau2_scenario, tau2_context, tau2_agent, tau2_user, tau2_judge, tau2_settings, record_property
-        ),
+        lambda: _record(run(), tau2_context, tau2_settings, record_property),
     )
 
 
-def _run_and_record(
-    tau2_scenario: Scenario,
+PREFETCH_KEY = pytest.StashKey[Any]()
+
+
+def _prefetcher(request: pytest.FixtureRequest, settings: Settings, built: tuple[Any, ...]) -> Any:
+    """The process's Prefetcher when --tau2-concurrency applies to this item, else None."""
+    if settings.concurrency <= 1 or _is_worker(request.config):
+        return None
+    if not all(p is None or type(p).__module__.startswith("pytest_tau2.") for p in built):
+        return None  # an overridden participant fixture: only the item's own fixtures can build it
+    prefetcher = request.config.stash.get(PREFETCH_KEY, None)
+    if prefetcher is None:
+        from pytest_tau2.prefetch import Prefetcher
+
+        names = [name for name in map(_scenario_name, request.session.items) if name is not None]
+        prefetcher = Prefetcher(
+            names,
+            settings.concurrency,
+            settings,
+            lambda name: scenario_class(name, settings)().bind(settings),
+        )
+        request.config.stash[PREFETCH_KEY] = prefetcher
+    return prefetcher
+
+
+def _record(
+    outcome: ScenarioOutcome,
     tau2_context: participants.Context,
-    tau2_agent: Any,
-    tau2_user: Any,
-    tau2_judge: Any,
     tau2_settings: Settings,
     record_property: Any,
 ) -> ScenarioOutcome:
-    outcome = asyncio.run(_run(tau2_scenario, tau2_agent, tau2_user, tau2_judge, tau2_settings))
     infra = outcome.conversation.error
     infra_text = tau2_context.redact(str(infra)) if infra is not None else None
     metrics = build_metrics(
@@ -245,6 +274,7 @@ def _run_and_record(
 
 
 async def _run(scenario: Scenario, agent: Any, user: Any, judge: Any, settings: Settings) -> ScenarioOutcome:
+    """One scenario on this item's own event loop."""
     try:
         return await run_scenario(scenario, agent=agent, user=user, settings=settings, judge=judge)
     finally:
@@ -333,11 +363,18 @@ def test_scenario(tau2_outcome: ScenarioOutcome, subtests: Any, tau2_settings: S
 # ---- run summary ----------------------------------------------------------------------------------
 
 
-def pytest_runtest_setup(item: pytest.Item) -> None:
+def _scenario_name(item: pytest.Item) -> str | None:
     callspec = getattr(item, "callspec", None)
-    if callspec is not None and PARAM in callspec.params:
+    if callspec is None or PARAM not in callspec.params:
+        return None
+    return str(callspec.params[PARAM])
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    name = _scenario_name(item)
+    if name is not None:
         # Recorded before anything can fail, so the summary knows every scenario that ran.
-        item.user_properties.append(("tau2_scenario", callspec.params[PARAM]))
+        item.user_properties.append(("tau2_scenario", name))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -387,6 +424,9 @@ def _run_metrics(config: pytest.Config) -> tuple[list[dict[str, Any]], list[str]
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
+    prefetcher = config.stash.get(PREFETCH_KEY, None)
+    if prefetcher is not None:
+        prefetcher.close()
     if _is_worker(config) or not config.stash.get(REPORTED_KEY, None):
         return
     metrics, missing = _run_metrics(config)

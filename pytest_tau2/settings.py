@@ -80,6 +80,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("max_tool_errors", "Consecutive failed tool calls of one side that stop a conversation.", 10, "int"),
     Option("llm_retries", "Retries of a failed LLM call (429, 5xx, timeout, connection).", 3, "int"),
     Option("llm_timeout", "Seconds before one LLM call times out.", 120.0, "float"),
+    Option(
+        "concurrency",
+        "Scenario conversations kept in flight at once in one pytest process (asyncio; "
+        "LLM-bound sweeps). Ignored under xdist (-n).",
+        1,
+        "int",
+    ),
     Option("telecom_tasks", "Telecom task set: base (114, default) or full (2,285).", "base"),
 )
 
@@ -106,6 +113,7 @@ class Settings:
     max_tool_errors: int = 10
     llm_retries: int = 3
     llm_timeout: float = 120.0
+    concurrency: int = 1
     telecom_tasks: str = "base"
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -1,0 +1,94 @@
+"""In-process concurrency: run the next scenarios' conversations while pytest reports this one.
+
+pytest runs items one after another. With ``--tau2-concurrency N`` (N > 1) the first scenario
+item of a process starts a background event loop and keeps up to N upcoming scenario runs in
+flight on it; each item's fixture then just waits for its own result. LLM-bound sweeps spend
+their time waiting on the network, so one process with N conversations in flight gets close
+to the LLM-bound ideal without paying N interpreter starts and N litellm imports.
+
+Only built-in participants are prefetched (they can be built without the item's fixtures);
+an overridden ``tau2_agent``/``tau2_user``/``tau2_judge`` fixture runs sequentially as usual.
+Under xdist a worker does not know which items it will be handed next, so there the option
+is ignored (each worker runs one scenario at a time); use it without ``-n``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_tau2 import participants
+from pytest_tau2.runner import ScenarioOutcome, run_scenario
+from pytest_tau2.scenario.base import Scenario
+from pytest_tau2.settings import Settings
+
+
+@dataclass
+class Prefetched:
+    scenario: Scenario
+    context: participants.Context
+    future: concurrent.futures.Future[ScenarioOutcome]
+
+
+class Prefetcher:
+    """Keeps up to ``width`` scenario runs in flight on a background event loop."""
+
+    def __init__(
+        self, names: list[str], width: int, settings: Settings, scenario_for: Callable[[str], Scenario]
+    ) -> None:
+        self.names = names
+        self.width = width
+        self.settings = settings
+        self.scenario_for = scenario_for
+        self._started: dict[str, Prefetched | BaseException] = {}
+        self._done: set[str] = set()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="tau2-prefetch", daemon=True)
+        self._thread.start()
+
+    def take(self, name: str) -> Prefetched:
+        """The run of ``name`` (started now if needed); starts the runs after it up to the width."""
+        if name in self.names:
+            index = self.names.index(name)
+            for upcoming in self.names[index : index + self.width]:
+                self._start(upcoming)
+        else:
+            self._start(name)
+        started = self._started.pop(name)
+        if isinstance(started, BaseException):
+            raise started
+        return started
+
+    def _start(self, name: str) -> None:
+        if name in self._started or name in self._done:
+            return
+        try:
+            scenario = self.scenario_for(name)
+            ctx = participants.Context.for_scenario(scenario, self.settings)
+            agent = participants.make_agent(ctx)
+            user = participants.make_user(ctx)
+            judge = participants.make_judge(ctx)
+        except BaseException as exc:  # a skip or a bad scenario: re-raised in that item's own fixture
+            self._started[name] = exc
+            self._done.add(name)
+            return
+        coroutine = run_scenario(scenario, agent=agent, user=user, settings=self.settings, judge=judge)
+        self._started[name] = Prefetched(scenario, ctx, self._submit(coroutine))
+        self._done.add(name)
+
+    def _submit(self, coroutine: Coroutine[Any, Any, ScenarioOutcome]) -> concurrent.futures.Future[ScenarioOutcome]:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+
+    def close(self) -> None:
+        """Finish: close litellm's clients on this loop, then stop the loop thread."""
+        if participants.uses_llm(self.settings):
+            from pytest_tau2.llm.client import aclose
+
+            asyncio.run_coroutine_threadsafe(aclose(), self._loop).result(timeout=30)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=30)
+        self._loop.close()
