@@ -151,6 +151,12 @@ def test_a_plain_run_loads_the_plugin_from_its_entry_point_and_shows_the_banner(
     ])
 
 
+def test_built_in_participants_can_be_named_explicitly(project: Project) -> None:
+    run = project.restaurant().run("--collect-only", "--tau2-agent", "oracle", "--tau2-user", "scripted", verbose=False)
+    assert run.result.ret == pytest.ExitCode.OK
+    run.result.stdout.fnmatch_lines(["tau2: agent=oracle user=scripted judge=none (NL assertions skipped)"])
+
+
 MODELS = ("--tau2-agent-model", "openai/gpt-4.1", "--tau2-user-model", "openai/gpt-4.1-mini",
           "--tau2-judge-model", "openai/gpt-4.1-nano")
 RECORD_LITELLM_IMPORT = """

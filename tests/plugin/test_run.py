@@ -4,10 +4,11 @@ and what each run leaves behind (files, JUnit properties, the terminal summary).
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
-from tests.plugin.conftest import RESTAURANT_SCENARIOS, Project, junit_cases
+from tests.plugin.conftest import REPO, RESTAURANT_SCENARIOS, Project, junit_cases
 
 RESTAURANT = [
     "restaurant__margherita_for_two",
@@ -360,7 +361,12 @@ def test_db_path_resolves_against_the_eval_data_root_option(project: Project) ->
     project.restaurant()
     (project.path / "data" / "restaurant" / "orders.json").unlink()
     project.write("fixtures/restaurant/orders.json", '{"orders": []}')
-    assert project.run("-k", "pizza_pepperoni").items() == {"restaurant__pizza_pepperoni": "ERROR"}
+    missing = project.run("-k", "pizza_pepperoni")
+    assert missing.items() == {"restaurant__pizza_pepperoni": "ERROR"}
+    assert missing.summary().splitlines()[:2] == [
+        "Success rate: 0/1 (0.0%) of 1 scenarios (1 errors without a result counted as not successful)",
+        "  errors without a result: restaurant__pizza_pepperoni",
+    ]
     run = project.run("-k", "pizza_pepperoni", "--tau2-eval-data-root", "fixtures")
     assert run.items() == {"restaurant__pizza_pepperoni": "PASSED"}
 
@@ -385,3 +391,22 @@ def test_a_db_path_escaping_the_data_root_is_refused(project: Project) -> None:
 
 def test_the_copied_worked_example_is_the_repositorys() -> None:
     assert "class PizzaPepperoni(RestaurantBaseScenario)" in RESTAURANT_SCENARIOS
+
+
+# ---- the documentation's example project ---------------------------------------------------------------
+
+
+def test_the_own_domain_example_of_the_authoring_guide_runs(project: Project) -> None:
+    guide = (REPO / "docs" / "authoring-scenarios.md").read_text("utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", guide, re.S)
+    tool = next(b for b in blocks if "class ReserveCakeTool" in b)
+    scenarios = next(b for b in blocks if "class BakeryBase" in b)
+    project.write("data/bakery/db.json", '{"reservations": []}')
+    project.write("my_scenarios/__init__.py", "from my_scenarios import bakery  # noqa: F401\n")
+    project.write("my_scenarios/bakery.py", tool + "\n\n" + scenarios)
+    project.write("my_scenarios/test_scenarios.py", "from pytest_tau2 import test_scenario  # noqa: F401\n")
+    project.write("conftest.py", "import my_scenarios  # noqa: F401\n")
+    run = project.run("my_scenarios")
+    assert run.items() == {"bakery__carrot_cake": "PASSED"}
+    run.result.stdout.fnmatch_lines(["*SUBPASSED[[]clean_exit[]]*", "*SUBPASSED[[]action_match[]]*",
+                                     "*SUBPASSED[[]db_state_match[]]*"])

@@ -374,3 +374,12 @@ def test_rendered_summary_lists_token_usage_and_unpriced_cost() -> None:
 def test_empty_rates_are_not_rendered() -> None:
     text = render([metrics("d__a", "N/A", is_action_match=None, clean_exit=None)])
     assert text == "Success rate: n/a of 1 scenarios; 1 N/A (skipped)\n"
+
+
+def test_scenarios_that_errored_without_a_result_count_as_not_successful() -> None:
+    text = render([metrics("d__ok")], ["d__broken", "d__missing_data"])
+    lines = text.splitlines()
+    assert lines[0] == (
+        "Success rate: 1/3 (33.3%) of 3 scenarios (2 errors without a result counted as not successful)"
+    )
+    assert lines[1] == "  errors without a result: d__broken, d__missing_data"
