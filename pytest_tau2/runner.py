@@ -175,6 +175,10 @@ async def run_scenario(
     judge: Any = None,
 ) -> ScenarioOutcome:
     """Seed, replay gold, converse, score. Infrastructure failures surface in ``conversation.error``."""
+    if getattr(agent, "runs_tools_remotely", False):  # an external bot: its tools, DB and actions live there
+        from pytest_tau2.bot.runner import run_remote_scenario
+
+        return await run_remote_scenario(scenario, agent=agent, user=user, settings=settings, judge=judge)  # type: ignore[arg-type]
     start = time.perf_counter()
     scenario.bind(settings)
     gold = gold_replay(scenario, settings)

@@ -256,7 +256,7 @@ def remote_db_state_match(
     for side in mismatched:
         label = "DB" if side == "agent" else f"{side} DB"
         actual = final_dbs.get(side)
-        diff = "(the bot did not send its DB)" if actual is None else db_diff(*_changed(expected.get(side), actual))
+        diff = "(the bot did not send its DB)" if actual is None else db_diff(_wire(expected.get(side)), _wire(actual))
         parts.append(f"{label} hash {hashes.get(side)} != expected {gold.hashes[side]}\n"
                      f"diff (expected -> actual):\n{diff}")
     return False, Check("db_state_match", signal, False, "\n".join(parts + notes))
@@ -265,32 +265,6 @@ def remote_db_state_match(
 def _wire(db: Any) -> Any:
     """``db`` as it travels (plain dicts, dates as text), so a diff shows values, not Python types."""
     return None if db is None else json.loads(canonical_json(db))
-
-
-def _changed(expected: Any, actual: Any, depth: int = 2) -> tuple[Any, Any]:
-    """Both DBs as on the wire, without the subtrees (``depth`` levels down) whose canonical text is equal.
-
-    deepdiff walks a whole retail DB in ~15 s; the changed entities take milliseconds, and the
-    paths it reports stay the same.
-    """
-    expected, actual = _wire(expected), _wire(actual)
-
-    def prune(old: Any, new: Any, level: int) -> tuple[Any, Any]:
-        if level == 0 or not (isinstance(old, dict) and isinstance(new, dict)):
-            return old, new
-        kept_old, kept_new = {}, {}
-        for key in sorted(old.keys() | new.keys()):
-            if key in old and key in new:
-                if json.dumps(old[key], sort_keys=True) == json.dumps(new[key], sort_keys=True):
-                    continue
-                kept_old[key], kept_new[key] = prune(old[key], new[key], level - 1)
-            elif key in old:
-                kept_old[key] = old[key]
-            else:
-                kept_new[key] = new[key]
-        return kept_old, kept_new
-
-    return prune(expected, actual, depth)
 
 
 def _hash_notes(agent: WebSocketAgent, local_hash: str | None, summary: dict[str, Any] | None) -> list[str]:

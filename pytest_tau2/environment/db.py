@@ -156,10 +156,13 @@ def copy_db(db: Any) -> Any:
 def db_diff(expected: Any, actual: Any, *, max_lines: int = 60) -> str:
     """A path-level, human-readable diff of two DBs (expected first), via deepdiff.
 
-    Type changes (``0`` vs ``0.0``) are reported because they change the hash.
+    Type changes (``0`` vs ``0.0``) are reported because they change the hash. Equal subtrees
+    are pruned first (two levels down: collections, then entities): deepdiff walks a whole
+    2.8 MB retail DB in ~15 s, the changed entities in milliseconds, with the same paths.
     """
     from deepdiff import DeepDiff  # deferred: only a failing comparison pays for it
 
+    expected, actual = _prune_equal(expected, actual, 2)
     diff = DeepDiff(expected, actual, ignore_order=False, verbose_level=2)
     if not diff:
         return "no difference"
@@ -176,6 +179,25 @@ def db_diff(expected: Any, actual: Any, *, max_lines: int = 60) -> str:
         hidden = len(lines) - max_lines
         lines = [*lines[:max_lines], f"... and {hidden} more differences"]
     return "\n".join(lines)
+
+
+def _prune_equal(old: Any, new: Any, levels: int) -> tuple[Any, Any]:
+    """Both trees without the dict entries whose canonical text is equal (``levels`` deep)."""
+    if levels == 0 or not (isinstance(old, dict) and isinstance(new, dict)):
+        return old, new
+    kept_old: dict[str, Any] = {}
+    kept_new: dict[str, Any] = {}
+    for key in dict.keys(old) | dict.keys(new):
+        if key in old and key in new:
+            a, b = dict.__getitem__(old, key), dict.__getitem__(new, key)
+            if a is b or _dumps(a) == _dumps(b):
+                continue
+            kept_old[key], kept_new[key] = _prune_equal(a, b, levels - 1)
+        elif key in old:
+            kept_old[key] = dict.__getitem__(old, key)
+        else:
+            kept_new[key] = dict.__getitem__(new, key)
+    return kept_old, kept_new
 
 
 def _short(value: Any, limit: int = 300) -> str:
