@@ -188,7 +188,9 @@ def make_agent(ctx: Context) -> Any:
     if kind == "websocket":
         from pytest_tau2.bot.client import WebSocketAgent
 
-        return WebSocketAgent(ctx.settings.agent_url or "", ctx.scenario, ctx.settings)
+        return WebSocketAgent(
+            ctx.settings.agent_url or "", ctx.scenario, ctx.settings, reply_timeout=ctx.settings.agent_timeout
+        )
     from pytest_tau2.conversation.llm_participants import LiteLLMAgent
 
     return LiteLLMAgent(ctx.model_config("agent"), ctx.retry_policy(), ctx.usage)

@@ -59,6 +59,9 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("judge_args", "JSON object of litellm arguments for the judge.", None),
     Option("agent_url", "ws:// URL of an external agent bot speaking the pytest-tau2 protocol.", None),
+    Option(
+        "agent_timeout", "Seconds to wait for each frame from an external agent bot (--tau2-agent-url).", 120.0, "float"
+    ),
     Option("data_dir", "Folder holding tau2/domains/... (default: $TAU2_DATA_DIR, then the fetch cache).", None),
     Option(
         "allow_unpinned_data",
@@ -102,6 +105,7 @@ class Settings:
     judge_model: str | None = None
     judge_args: str | None = None
     agent_url: str | None = None
+    agent_timeout: float = 120.0
     data_dir: str | None = None
     allow_unpinned_data: bool = False
     eval_data_root: str = "data"

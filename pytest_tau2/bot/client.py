@@ -64,7 +64,7 @@ class WebSocketAgent:
         settings = settings or Settings()
         self.url = url
         self.scenario = scenario
-        self.reply_timeout = float(reply_timeout or settings.extra.get("agent_reply_timeout") or settings.llm_timeout)
+        self.reply_timeout = float(reply_timeout or settings.agent_timeout)
         """Seconds to wait for each frame of the bot (per message, not per conversation)."""
         self.connect_timeout = connect_timeout
         self.max_size = max_size
