@@ -239,6 +239,8 @@ def junit_cases(path: Path) -> dict[str, dict[str, Any]]:
     """testcase name -> {"properties": {...}, "outcome": passed/failure/error/skipped}."""
     cases: dict[str, dict[str, Any]] = {}
     for case in ET.parse(path).getroot().iter("testcase"):
+        names = [p.get("name") for p in case.iter("property")]
+        assert len(names) == len(set(names)), f"repeated properties in {case.get('name')}: {names}"
         properties = {p.get("name"): p.get("value") for p in case.iter("property")}
         outcomes = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
         assert case.get("name") not in cases, f"two testcases named {case.get('name')}"

@@ -293,15 +293,17 @@ def test_diff_reports_added_and_removed_entities_and_list_reordering() -> None:
     assert "root['users']['u1']['orders'][0]" in text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: db_diff runs DeepDiff without ignoring the dict/CowDict type difference, so a working "
-    "copy compared with a plain dict reports whole collections as type_changes instead of paths",
-)
 def test_diff_of_a_working_copy_against_a_plain_dict_is_path_level() -> None:
     actual = working(lambda db: db["orders"]["o1"].__setitem__("status", "cancelled"))
     text = db_diff(pristine(), actual)
     assert text == "values_changed: root['orders']['o1']['status']: expected 'pending' but found 'cancelled'"
+
+
+def test_diff_keeps_full_paths_below_pruned_levels() -> None:
+    expected = {"users": {"u1": {"address": {"city": "Austin", "lines": ["1 Main St"]}}, "u2": {"name": "Bo"}}}
+    actual = copy_db(expected)
+    actual["users"]["u1"]["address"]["lines"].append("Apt 2")
+    assert db_diff(expected, actual) == "iterable_item_added: root['users']['u1']['address']['lines'][1]: 'Apt 2'"
 
 
 def test_diff_is_truncated_with_a_count_of_hidden_lines() -> None:
