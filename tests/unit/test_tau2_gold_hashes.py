@@ -182,3 +182,42 @@ def test_telecom_gold_replay_syncs_so_its_hash_differs_from_upstream(
     assert gold.failures == []
     assert set(gold.hashes) == {"agent", "user"}
     assert gold.hashes != TELECOM_UPSTREAM_GOLD[task_id]
+
+
+def _write_indices(scenario: Any) -> list[int]:
+    from pytest_tau2.environment.tools import resolve_tool
+
+    tools = [resolve_tool(scenario.namespace, name) for name in scenario.agent_resources.tools]
+    writes = {tool.name for tool in tools if tool.mutates_state}
+    return [i for i, action in enumerate(scenario.gold_actions() or []) if action["name"] in writes]
+
+
+@pytest.mark.parametrize(
+    ("domain", "with_writes", "unchanged"), [("tau2_retail", 104, ["105"]), ("tau2_airline", 26, [])]
+)
+def test_gold_minus_last_write_changes_the_expected_db(
+    scenarios: dict[str, type], settings: Settings, domain: str, with_writes: int, unchanged: list[str]
+) -> None:
+    """Upstream's own perturbation check (reference 4.8): dropping the last write is always caught,
+    except in retail 105 whose only write fails in gold anyway."""
+    count, same = 0, []
+    for name, cls in scenarios.items():
+        if not name.startswith(f"{domain}__"):
+            continue
+        scenario = cls().bind(settings)
+        writes = _write_indices(scenario)
+        if not writes:
+            continue
+        count += 1
+        gold = scenario.gold_actions()
+        cut = gold[: writes[-1]] + gold[writes[-1] + 1 :]
+        perturbed = type(f"{cls.__name__}_without_last_write", (cls,), {"gold_actions": lambda self, cut=cut: cut})
+        expected, changed = (
+            runner.gold_replay(scenario, settings),
+            runner.gold_replay(perturbed().bind(settings), settings),
+        )
+        assert expected is not None and changed is not None
+        if changed.hashes == expected.hashes:
+            same.append(scenario.tau2_id)
+    assert count == with_writes
+    assert same == unchanged
