@@ -93,8 +93,11 @@ class Context:
 
     @classmethod
     def for_scenario(cls, scenario: Scenario, settings: Settings) -> Context:
-        gold = scenario.gold_actions() or []
-        return cls(scenario, settings, GoldPlan([dict(a) for a in gold], ending_tools=_ending_names(scenario)))
+        actions = _replayed_actions(settings, scenario)
+        if actions is None:
+            actions = scenario.gold_actions() or []
+        # One plan for both sides: the oracle/replay agent and the scripted user take turns on it.
+        return cls(scenario, settings, GoldPlan([dict(a) for a in actions], ending_tools=_ending_names(scenario)))
 
     def retry_policy(self) -> Any:
         from pytest_tau2.llm.client import RetryPolicy
@@ -156,6 +159,16 @@ class Context:
         return out
 
 
+def _replayed_actions(settings: Settings, scenario: Scenario) -> list[dict[str, Any]] | None:
+    """The recorded actions of ``scenario`` with ``--tau2-agent replay:PATH`` (None: not replaying / absent)."""
+    kind = settings.agent_kind
+    if not kind.startswith("replay:"):
+        return None
+    from pytest_tau2.conversation.replay import load_replay_file
+
+    return load_replay_file(kind.split(":", 1)[1]).get(scenario.name)
+
+
 def _ending_names(scenario: Scenario) -> frozenset[str]:
     """Tool and action names of the agent tools that end the conversation."""
     names = set()
@@ -178,13 +191,9 @@ def make_agent(ctx: Context) -> Any:
     if kind == "oracle":
         return OracleAgent(ctx.plan, min_turns=max(ctx.settings.min_agent_turns, 1))
     if kind.startswith("replay:"):
-        from pytest_tau2.conversation.replay import load_replay_file
-
-        recorded = load_replay_file(kind.split(":", 1)[1]).get(ctx.scenario.name)
-        if recorded is None:
+        if _replayed_actions(ctx.settings, ctx.scenario) is None:
             pytest.skip(f"{ctx.scenario.name} is not in the replay file {kind.split(':', 1)[1]}")
-        plan = GoldPlan([dict(a) for a in recorded], ending_tools=ctx.plan.ending_tools | _ending_names(ctx.scenario))
-        return OracleAgent(plan, min_turns=max(ctx.settings.min_agent_turns, 1))
+        return OracleAgent(ctx.plan, min_turns=max(ctx.settings.min_agent_turns, 1))
     if kind == "websocket":
         from pytest_tau2.bot.client import WebSocketAgent
 

@@ -380,6 +380,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.when not in ("setup", "call"):
         return
+    if report.when == "setup" and report.skipped:
+        return  # skipped before running (e.g. not in the replay file): not part of the run's results
     for key, value in report.user_properties:
         if key == "tau2_scenario":
             reported = _CONFIG[0].stash[REPORTED_KEY] if _CONFIG else None

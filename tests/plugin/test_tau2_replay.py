@@ -137,12 +137,6 @@ def test_replay_metrics_name_the_agent(replayed: Replayed) -> None:
     assert metrics["success_breakdown"]["excluded"]["is_action_match"] is False
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: scenarios skipped because the replay file lacks them are counted in the run "
-    "summary as 'errors without a result' (plugin.pytest_runtest_setup records every item), "
-    "so replaying 3 of 12 selected scenarios reports 2/12 instead of 2/3",
-)
 def test_skipped_scenarios_do_not_count_in_the_summary(replayed: Replayed) -> None:
     summary = (replayed.results_dir / "all_summary.txt").read_text("utf-8")
     assert summary.splitlines()[0].startswith("Success rate: 2/3 ")

@@ -254,26 +254,19 @@ def test_telecom_doing_nothing_fails_a_refuel_task(scenarios: dict[str, type], s
     assert "db_state_assertion[2:assert_data_refueling_amount]" in failed
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: telecom excludes ACTION_MATCH everywhere, so in the 20 tasks whose upstream "
-    "basis is [ENV_ASSERTION, ACTION] an agent that never transfers passes (the no_service "
-    "assertion already holds at the start); upstream scores it 0",
-)
-def test_telecom_transfer_task_needs_the_transfer(scenarios: dict[str, type], settings: Settings) -> None:
+def test_telecom_transfer_task_scores_as_the_issue_specifies(scenarios: dict[str, type], settings: Settings) -> None:
+    """Deliberate divergence from upstream (see docs/tau2-telecom.md): ACTION_MATCH is computed
+    and saved under ``excluded`` in every telecom task, as the telecom issue specifies, so in the
+    20 tasks whose upstream basis is [ENV_ASSERTION, ACTION] a missing transfer is visible in
+    metrics but does not gate the verdict."""
     scenario = _get(scenarios, settings, _telecom(TRANSFER_TASK))
     assert scenario.criteria["reward_basis"] == ["ENV_ASSERTION", "ACTION"]
     outcome = run(scenario, settings, actions=[])
     assert outcome.signals[SuccessSignal.ACTION_MATCH] is False
-    assert outcome.is_successful is False
+    assert outcome.verdict.excluded["is_action_match"] is False
+    assert outcome.is_successful is True
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: with --tau2-agent replay:FILE the scripted user follows the gold plan, not the "
-    "file's, so user-side (requestor 'user') actions in the file are never performed and a "
-    "telecom replay of gold ends in max_turns",
-)
 def test_telecom_replay_of_gold_with_user_actions_passes(
     scenarios: dict[str, type], settings: Settings, tmp_path: Path
 ) -> None:

@@ -201,4 +201,5 @@ def _call_matches(action: dict[str, Any], call: dict[str, Any], compare_args: li
     if not keys:
         return True
     gold_args = action["arguments"]
-    return {k: gold_args.get(k) for k in keys} == {k: arguments.get(k) for k in keys}
+    # Restrict both sides to the keys, without inventing values for absent ones.
+    return {k: v for k, v in gold_args.items() if k in keys} == {k: v for k, v in arguments.items() if k in keys}
