@@ -230,8 +230,10 @@ def validate_results(results: Path) -> None:
     """Every metrics.json a run writes must match the shipped JSON Schema."""
     validator = jsonschema.Draft202012Validator(metrics_schema())
     for path in sorted(results.glob("*/metrics.json")):
-        errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(
-            json.loads(path.read_text("utf-8")))]
+        errors = [
+            f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+            for e in validator.iter_errors(json.loads(path.read_text("utf-8")))
+        ]
         assert not errors, f"{path} does not match metrics.schema.json:\n" + "\n".join(errors)
 
 

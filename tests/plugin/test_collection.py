@@ -73,8 +73,10 @@ def test_a_scenario_without_success_signals_imported_by_conftest_is_an_error_nam
     project.write("test_scenarios.py", "from pytest_tau2 import test_scenario  # noqa: F401\n")
     run = project.run("--collect-only")
     assert run.result.ret != pytest.ExitCode.OK
-    assert "ScenarioDefinitionError: scenario class bad_scenarios.Unscorable (name 'shop__unscorable') does not " \
-           "define success_signals" in run.stderr + run.stdout
+    assert (
+        "ScenarioDefinitionError: scenario class bad_scenarios.Unscorable (name 'shop__unscorable') does not "
+        "define success_signals" in run.stderr + run.stdout
+    )
 
 
 def test_a_scenario_without_success_signals_in_a_test_module_is_a_collection_error(project: Project) -> None:
@@ -85,12 +87,14 @@ def test_a_scenario_without_success_signals_in_a_test_module_is_a_collection_err
     )
     run = project.run()
     assert run.result.ret == pytest.ExitCode.INTERRUPTED
-    run.result.stdout.fnmatch_lines([
-        "*ERROR collecting test_scenarios.py*",
-        "E   pytest_tau2.errors.ScenarioDefinitionError: scenario class test_scenarios.Unscorable "
-        "(name 'shop__unscorable') does not define success_signals*",
-        "*1 error*",
-    ])
+    run.result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting test_scenarios.py*",
+            "E   pytest_tau2.errors.ScenarioDefinitionError: scenario class test_scenarios.Unscorable "
+            "(name 'shop__unscorable') does not define success_signals*",
+            "*1 error*",
+        ]
+    )
 
 
 def test_a_duplicate_scenario_name_is_a_collection_error_naming_both_classes(project: Project) -> None:
@@ -112,7 +116,7 @@ def test_a_duplicate_scenario_name_is_a_collection_error_naming_both_classes(pro
 
 def test_an_explicit_class_overrides_a_generated_scenario_of_the_same_name(project: Project) -> None:
     project.restaurant(
-        '''
+        """
 
         from pytest_tau2 import register_scenario_source
 
@@ -133,7 +137,7 @@ def test_an_explicit_class_overrides_a_generated_scenario_of_the_same_name(proje
             name = "restaurant__gen_beta"
             description = "explicit"
             reference_answer = MargheritaForTwo.reference_answer
-        '''
+        """
     )
     run = project.run("-k", "gen_")
     assert run.items() == {"restaurant__gen_alpha": "PASSED", "restaurant__gen_beta": "PASSED"}
@@ -144,11 +148,13 @@ def test_an_explicit_class_overrides_a_generated_scenario_of_the_same_name(proje
 def test_a_plain_run_loads_the_plugin_from_its_entry_point_and_shows_the_banner(project: Project) -> None:
     run = project.restaurant().run("--collect-only", autoload=True, verbose=False)
     assert run.result.ret == pytest.ExitCode.OK
-    run.result.stdout.fnmatch_lines([
-        "tau2: agent=oracle user=scripted judge=none (NL assertions skipped)",
-        f"tau2: results={run.results_dir}",
-        "plugins: *tau2-*",
-    ])
+    run.result.stdout.fnmatch_lines(
+        [
+            "tau2: agent=oracle user=scripted judge=none (NL assertions skipped)",
+            f"tau2: results={run.results_dir}",
+            "plugins: *tau2-*",
+        ]
+    )
 
 
 def test_built_in_participants_can_be_named_explicitly(project: Project) -> None:
@@ -157,8 +163,14 @@ def test_built_in_participants_can_be_named_explicitly(project: Project) -> None
     run.result.stdout.fnmatch_lines(["tau2: agent=oracle user=scripted judge=none (NL assertions skipped)"])
 
 
-MODELS = ("--tau2-agent-model", "openai/gpt-4.1", "--tau2-user-model", "openai/gpt-4.1-mini",
-          "--tau2-judge-model", "openai/gpt-4.1-nano")
+MODELS = (
+    "--tau2-agent-model",
+    "openai/gpt-4.1",
+    "--tau2-user-model",
+    "openai/gpt-4.1-mini",
+    "--tau2-judge-model",
+    "openai/gpt-4.1-nano",
+)
 RECORD_LITELLM_IMPORT = """
 import sys
 
@@ -173,9 +185,11 @@ def pytest_unconfigure(config):
 
 def test_the_banner_names_configured_models(project: Project) -> None:
     run = project.restaurant().run("--collect-only", *MODELS, verbose=False)
-    run.result.stdout.fnmatch_lines([
-        "tau2: agent=litellm:openai/gpt-4.1 user=litellm:openai/gpt-4.1-mini judge=openai/gpt-4.1-nano",
-    ])
+    run.result.stdout.fnmatch_lines(
+        [
+            "tau2: agent=litellm:openai/gpt-4.1 user=litellm:openai/gpt-4.1-mini judge=openai/gpt-4.1-nano",
+        ]
+    )
 
 
 @pytest.mark.xfail(
@@ -193,14 +207,22 @@ def test_collecting_with_a_model_configured_does_not_import_litellm(project: Pro
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--tau2-agent", "nope"], "ERROR: --tau2-agent 'nope' is not a built-in agent; choose one of oracle, "
-                                   "litellm, replay:PATH, websocket"),
-        (["--tau2-user", "nobody"], "ERROR: --tau2-user 'nobody' is not a built-in user; choose one of scripted, "
-                                    "litellm"),
-        (["--tau2-min-agent-turns", "abc"], "ERROR: --tau2-min-agent-turns (ini tau2_min_agent_turns) expects int, "
-                                            "got 'abc'"),
-        (["--tau2-agent-model", "openai/gpt-4.1", "--tau2-agent-args", "[1]"],
-         "ERROR: --tau2-agent-args: expected a JSON object such as '{\"temperature\": 0}', got list '[[]1]'"),
+        (
+            ["--tau2-agent", "nope"],
+            "ERROR: --tau2-agent 'nope' is not a built-in agent; choose one of oracle, litellm, replay:PATH, websocket",
+        ),
+        (
+            ["--tau2-user", "nobody"],
+            "ERROR: --tau2-user 'nobody' is not a built-in user; choose one of scripted, litellm",
+        ),
+        (
+            ["--tau2-min-agent-turns", "abc"],
+            "ERROR: --tau2-min-agent-turns (ini tau2_min_agent_turns) expects int, got 'abc'",
+        ),
+        (
+            ["--tau2-agent-model", "openai/gpt-4.1", "--tau2-agent-args", "[1]"],
+            "ERROR: --tau2-agent-args: expected a JSON object such as '{\"temperature\": 0}', got list '[[]1]'",
+        ),
         (["--tau2-agent-args", "[1]"], "ERROR: --tau2-agent-args: model arguments '[[]1]' were given but no model*"),
     ],
     ids=["agent", "user", "min-agent-turns", "agent-args", "args-without-model"],

@@ -55,16 +55,29 @@ def real_metrics(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
     class Cola(RestaurantBaseScenario):
         name = "restaurant__schema_cola"
-        reference_answer = {"items": [{"name": "Cola", "unit_price": "1.99", "quantity": "1"}],
-                            "customer_name": "Al", "customer_phone": "1", "total_price": "1.99"}
+        reference_answer = {
+            "items": [{"name": "Cola", "unit_price": "1.99", "quantity": "1"}],
+            "customer_name": "Al",
+            "customer_phone": "1",
+            "total_price": "1.99",
+        }
 
     settings = Settings(eval_data_root=str(root))
     scenario = Cola().bind(settings)
     context = participants.Context.for_scenario(scenario, settings)
-    outcome = asyncio.run(run_scenario(scenario, agent=participants.make_agent(context),
-                                       user=participants.make_user(context), settings=settings))
-    metrics = build_metrics(outcome, models=context.models(), data_pin=None, token_usage=context.usage.to_dict(),
-                            agent_kind="oracle", user_kind="scripted")
+    outcome = asyncio.run(
+        run_scenario(
+            scenario, agent=participants.make_agent(context), user=participants.make_user(context), settings=settings
+        )
+    )
+    metrics = build_metrics(
+        outcome,
+        models=context.models(),
+        data_pin=None,
+        token_usage=context.usage.to_dict(),
+        agent_kind="oracle",
+        user_kind="scripted",
+    )
     return dict(json.loads(json.dumps(metrics, default=str)))
 
 
@@ -127,8 +140,13 @@ def test_real_outputs_of_every_kind_of_outcome_match_the_schema(project: Project
         """
     )
     run = project.run()
-    assert run.items() == {"lab__broken": "ERROR", "lab__judged": "SKIPPED", "lab__passing": "PASSED",
-                           "lab__stalled": "FAILED", "lab__wrong": "FAILED"}
+    assert run.items() == {
+        "lab__broken": "ERROR",
+        "lab__judged": "SKIPPED",
+        "lab__passing": "PASSED",
+        "lab__stalled": "FAILED",
+        "lab__wrong": "FAILED",
+    }
     # project.run() has validated each metrics.json against the schema; check a few values too.
     assert run.metrics("lab__judged")["is_successful"] == "N/A"
     assert run.metrics("lab__stalled")["stalled"] is True

@@ -19,8 +19,14 @@ RESTAURANT = [
     "restaurant__veggie_and_lemonade",
 ]
 
-SIGNAL_PROPERTIES = ("is_action_match", "db_state_match", "db_state_assertion_pass_rate", "nl_assertion_pass_rate",
-                     "judge_passed", "clean_exit")
+SIGNAL_PROPERTIES = (
+    "is_action_match",
+    "db_state_match",
+    "db_state_assertion_pass_rate",
+    "nl_assertion_pass_rate",
+    "judge_passed",
+    "clean_exit",
+)
 
 WRONG_TOTAL = '''
 
@@ -45,18 +51,22 @@ def test_the_restaurant_example_passes_offline_with_one_sub_result_per_check(pro
     assert run.result.ret == pytest.ExitCode.OK
     assert run.items() == dict.fromkeys(RESTAURANT, "PASSED")
     for name in RESTAURANT:
-        run.result.stdout.fnmatch_lines([
-            f"test_scenarios.py::test_scenario[[]{name}[]] SUBPASSED[[]clean_exit[]]*",
-            f"test_scenarios.py::test_scenario[[]{name}[]] SUBPASSED[[]action_match[]]*",
-        ])
+        run.result.stdout.fnmatch_lines(
+            [
+                f"test_scenarios.py::test_scenario[[]{name}[]] SUBPASSED[[]clean_exit[]]*",
+                f"test_scenarios.py::test_scenario[[]{name}[]] SUBPASSED[[]action_match[]]*",
+            ]
+        )
     # DB_STATE_MATCH is not in the restaurant whitelist: computed, saved, never a sub-result.
     assert "SUBPASSED[db_state_match]" not in run.stdout
-    run.result.stdout.fnmatch_lines([
-        "*= tau2 summary =*",
-        "Success rate: 6/6 (100.0%) of 6 scenarios",
-        f"results: {run.results_dir}",
-        "*6 passed*12 subtests passed*",
-    ])
+    run.result.stdout.fnmatch_lines(
+        [
+            "*= tau2 summary =*",
+            "Success rate: 6/6 (100.0%) of 6 scenarios",
+            f"results: {run.results_dir}",
+            "*6 passed*12 subtests passed*",
+        ]
+    )
 
 
 def test_results_directory_layout_and_contents(project: Project) -> None:
@@ -75,7 +85,11 @@ def test_results_directory_layout_and_contents(project: Project) -> None:
     ]
     metrics = run.metrics("restaurant__pizza_pepperoni")
     assert (metrics["scenario"], metrics["domain"], metrics["is_successful"], metrics["stop_reason"]) == (
-        "restaurant__pizza_pepperoni", "restaurant", True, "exit")
+        "restaurant__pizza_pepperoni",
+        "restaurant",
+        True,
+        "exit",
+    )
     assert (metrics["agent"], metrics["user"]) == ("oracle", "scripted")
     assert metrics["success_signals"] == ["action_match", "clean_exit"]
     assert metrics["success_breakdown"]["excluded"]["db_state_match"] is True
@@ -85,8 +99,11 @@ def test_results_directory_layout_and_contents(project: Project) -> None:
 
     transcript = json.loads((folder / "transcript.json").read_text())
     assert transcript["scenario"] == "restaurant__pizza_pepperoni"
-    assert transcript["messages"][0] == {"role": "user", "content": "Order a pepperoni pizza with extra cheese.",
-                                         "turn_idx": 0}
+    assert transcript["messages"][0] == {
+        "role": "user",
+        "content": "Order a pepperoni pizza with extra cheese.",
+        "turn_idx": 0,
+    }
     assert transcript["messages"][-1]["name"] == "EndConversationTool"
 
     config = folder / "scenario_config"
@@ -112,22 +129,28 @@ def test_a_wrong_reference_fails_with_a_sub_result_naming_the_field(project: Pro
     run = project.restaurant(WRONG_TOTAL).run("-k", "wrong_total or margherita", "--junitxml=junit.xml")
     assert run.result.ret == pytest.ExitCode.TESTS_FAILED
     assert run.items() == {"restaurant__margherita_for_two": "PASSED", "restaurant__wrong_total": "FAILED"}
-    run.result.stdout.fnmatch_lines([
-        "*test_scenario[[]restaurant__wrong_total[]] SUBPASSED[[]clean_exit[]]*",
-        "*test_scenario[[]restaurant__wrong_total[]] SUBFAILED[[]action_match[]]*",
-        "*reference.total_price: expected '12.49', found '11.49'*",
-        "*= tau2 summary =*",
-        "Success rate: 1/2 (50.0%) of 2 scenarios",
-        "  Action match: 1/2 (50.0%)",
-    ])
+    run.result.stdout.fnmatch_lines(
+        [
+            "*test_scenario[[]restaurant__wrong_total[]] SUBPASSED[[]clean_exit[]]*",
+            "*test_scenario[[]restaurant__wrong_total[]] SUBFAILED[[]action_match[]]*",
+            "*reference.total_price: expected '12.49', found '11.49'*",
+            "*= tau2 summary =*",
+            "Success rate: 1/2 (50.0%) of 2 scenarios",
+            "  Action match: 1/2 (50.0%)",
+        ]
+    )
     metrics = run.metrics("restaurant__wrong_total")
     assert metrics["is_successful"] is False and metrics["is_action_match"] is False
     assert metrics["success_breakdown"]["failed"] == ["is_action_match"]
     assert run.checks("restaurant__wrong_total")["action_match"]["message"] == (
-        "reference.total_price: expected '12.49', found '11.49'")
+        "reference.total_price: expected '12.49', found '11.49'"
+    )
     properties = junit_cases(project.path / "junit.xml")["test_scenario[restaurant__wrong_total]"]["properties"]
     assert (properties["is_successful"], properties["is_action_match"], properties["clean_exit"]) == (
-        "false", "false", "true")
+        "false",
+        "false",
+        "true",
+    )
 
 
 def test_junit_has_every_signal_is_successful_and_stop_reason_as_properties(project: Project) -> None:
@@ -158,16 +181,20 @@ def test_a_db_mismatch_shows_a_path_level_diff(project: Project) -> None:
     )
     run = project.run()
     assert run.items() == {"lab__eight": "FAILED"}
-    run.result.stdout.fnmatch_lines([
-        "*test_scenario[[]lab__eight[]] SUBPASSED[[]clean_exit[]]*",
-        "*test_scenario[[]lab__eight[]] SUBFAILED[[]action_match[]]*",
-        "*test_scenario[[]lab__eight[]] SUBFAILED[[]db_state_match[]]*",
-    ])
-    run.result.stdout.fnmatch_lines([
-        "*DB hash * != expected *",
-        "diff (expected -> actual):",
-        "values_changed: root['values']['x']['value']: expected 7 but found 8",
-    ])
+    run.result.stdout.fnmatch_lines(
+        [
+            "*test_scenario[[]lab__eight[]] SUBPASSED[[]clean_exit[]]*",
+            "*test_scenario[[]lab__eight[]] SUBFAILED[[]action_match[]]*",
+            "*test_scenario[[]lab__eight[]] SUBFAILED[[]db_state_match[]]*",
+        ]
+    )
+    run.result.stdout.fnmatch_lines(
+        [
+            "*DB hash * != expected *",
+            "diff (expected -> actual):",
+            "values_changed: root['values']['x']['value']: expected 7 but found 8",
+        ]
+    )
     assert run.checks("lab__eight")["action_match"]["message"] == "reference.value: expected 7, found 8"
 
 
@@ -183,11 +210,13 @@ def test_not_applicable_verdict_skips_the_test_with_the_reason(project: Project)
     )
     run = project.run("-rs")
     assert run.items() == {"lab__nothing_to_check": "SKIPPED"}
-    run.result.stdout.fnmatch_lines([
-        "*test_scenario[[]lab__nothing_to_check[]] SUBSKIPPED[[]action_match[]]*",
-        "Success rate: n/a of 1 scenarios; 1 N/A (skipped)",
-        "*SKIPPED* *no applicable success signal: is_action_match",
-    ])
+    run.result.stdout.fnmatch_lines(
+        [
+            "*test_scenario[[]lab__nothing_to_check[]] SUBSKIPPED[[]action_match[]]*",
+            "Success rate: n/a of 1 scenarios; 1 N/A (skipped)",
+            "*SKIPPED* *no applicable success signal: is_action_match",
+        ]
+    )
     assert run.metrics("lab__nothing_to_check")["is_successful"] == "N/A"
 
 
@@ -228,12 +257,14 @@ def test_too_few_agent_turns_fail_as_stalled_and_count_in_the_composite_only(pro
     )
     run = project.run("--junitxml=junit.xml")
     assert run.items() == {"lab__hasty": "FAILED", "lab__thorough": "PASSED"}
-    run.result.stdout.fnmatch_lines([
-        "*test_scenario[[]lab__hasty[]] SUBPASSED[[]action_match[]]*",
-        "stalled: 1 agent turns, fewer than --tau2-min-agent-turns 3",
-        "Success rate: 1/2 (50.0%) of 2 scenarios (1 stalled counted as not successful)",
-        "  Action match: 1/1 (100.0%)",
-    ])
+    run.result.stdout.fnmatch_lines(
+        [
+            "*test_scenario[[]lab__hasty[]] SUBPASSED[[]action_match[]]*",
+            "stalled: 1 agent turns, fewer than --tau2-min-agent-turns 3",
+            "Success rate: 1/2 (50.0%) of 2 scenarios (1 stalled counted as not successful)",
+            "  Action match: 1/1 (100.0%)",
+        ]
+    )
     metrics = run.metrics("lab__hasty")
     assert (metrics["stalled"], metrics["is_successful"], metrics["agent_turns"]) == (True, False, 1)
     assert metrics["success_breakdown"]["failed"] == []  # every signal passed; the stall failed it
@@ -267,10 +298,12 @@ def test_an_infrastructure_error_is_a_test_error_not_a_failure(project: Project)
     )
     run = project.run("--junitxml=junit.xml")
     assert run.items() == {"lab__unreachable": "ERROR"}
-    run.result.stdout.fnmatch_lines([
-        "*InfrastructureError*connection refused by ws://127.0.0.1:9*",
-        "Success rate: 0/1 (0.0%) of 1 scenarios (1 infrastructure errors counted as not successful)",
-    ])
+    run.result.stdout.fnmatch_lines(
+        [
+            "*InfrastructureError*connection refused by ws://127.0.0.1:9*",
+            "Success rate: 0/1 (0.0%) of 1 scenarios (1 infrastructure errors counted as not successful)",
+        ]
+    )
     metrics = run.metrics("lab__unreachable")
     assert metrics["infrastructure_error"] == "connection refused by ws://127.0.0.1:9"
     assert (metrics["stop_reason"], metrics["is_successful"]) == ("error", False)
@@ -292,11 +325,13 @@ def test_nl_assertions_without_a_judge_are_skipped_sub_results(project: Project)
     )
     run = project.run("-rs")
     assert run.items() == {"lab__polite": "PASSED"}
-    run.result.stdout.fnmatch_lines([
-        "*SUBSKIPPED[[]nl_assertion[[]0[]][]]*",
-        "*SUBSKIPPED[[]nl_assertion[[]1[]][]]*",
-        "*no judge configured (--tau2-judge-model): The agent confirms the new value.",
-    ])
+    run.result.stdout.fnmatch_lines(
+        [
+            "*SUBSKIPPED[[]nl_assertion[[]0[]][]]*",
+            "*SUBSKIPPED[[]nl_assertion[[]1[]][]]*",
+            "*no judge configured (--tau2-judge-model): The agent confirms the new value.",
+        ]
+    )
     metrics = run.metrics("lab__polite")
     assert metrics["nl_assertion_pass_rate"] is None
     assert metrics["success_breakdown"]["not_applicable"] == ["nl_assertion_pass_rate"]
@@ -322,12 +357,14 @@ def test_db_state_assertions_are_one_sub_result_per_predicate(project: Project) 
     )
     run = project.run()
     assert run.items() == {"lab__predicates": "FAILED"}
-    run.result.stdout.fnmatch_lines([
-        "*SUBPASSED[[]db_state_assertion[[]0:value_is[]][]]*",
-        "*SUBFAILED[[]db_state_assertion[[]1:value_is[]][]]*",
-        "*value_is(key='x', value=9) on the agent DB returned False, expected True*",
-        "  DB-state assertion pass: 1/2 (50.0%) predicates",
-    ])
+    run.result.stdout.fnmatch_lines(
+        [
+            "*SUBPASSED[[]db_state_assertion[[]0:value_is[]][]]*",
+            "*SUBFAILED[[]db_state_assertion[[]1:value_is[]][]]*",
+            "*value_is(key='x', value=9) on the agent DB returned False, expected True*",
+            "  DB-state assertion pass: 1/2 (50.0%) predicates",
+        ]
+    )
     assert run.metrics("lab__predicates")["db_state_assertion_pass_rate"] == 0.5
 
 
@@ -346,7 +383,9 @@ def test_labels_reach_metrics_but_never_a_prompt(project: Project) -> None:
     )
     run = project.run()
     assert run.metrics("lab__labelled")["labels"] == {
-        "behavior_config": {"interrupts": "LABEL-B"}, "voice_config": {"accent": "LABEL-V"}}
+        "behavior_config": {"interrupts": "LABEL-B"},
+        "voice_config": {"accent": "LABEL-V"},
+    }
     config = run.results_dir / "lab__labelled" / "scenario_config"
     for prompt in ("agent_prompt.txt", "user_prompt.txt"):
         assert "LABEL-" not in (config / prompt).read_text()
@@ -389,7 +428,7 @@ def test_a_missing_db_file_is_a_clear_error_naming_the_data_root_option(project:
 def test_a_db_path_escaping_the_data_root_is_refused(project: Project) -> None:
     project.write("secrets/orders.json", '{"orders": []}')
     project.restaurant(
-        '''
+        """
 
         @register_eval_scenario
         class Escapes(PizzaPepperoni):
@@ -397,7 +436,7 @@ def test_a_db_path_escaping_the_data_root_is_refused(project: Project) -> None:
 
             def setup_shared_state(self, state, side):
                 state["db_path"] = "../secrets/orders.json"
-        '''
+        """
     )
     run = project.run("-k", "escapes")
     assert run.items() == {"restaurant__escapes": "ERROR"}
@@ -423,5 +462,6 @@ def test_the_own_domain_example_of_the_authoring_guide_runs(project: Project) ->
     project.write("conftest.py", "import my_scenarios  # noqa: F401\n")
     run = project.run("my_scenarios")
     assert run.items() == {"bakery__carrot_cake": "PASSED"}
-    run.result.stdout.fnmatch_lines(["*SUBPASSED[[]clean_exit[]]*", "*SUBPASSED[[]action_match[]]*",
-                                     "*SUBPASSED[[]db_state_match[]]*"])
+    run.result.stdout.fnmatch_lines(
+        ["*SUBPASSED[[]clean_exit[]]*", "*SUBPASSED[[]action_match[]]*", "*SUBPASSED[[]db_state_match[]]*"]
+    )

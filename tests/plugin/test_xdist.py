@@ -22,8 +22,9 @@ def test_xdist_run_matches_a_serial_run(project: Project) -> None:
     expected = {**dict.fromkeys(RESTAURANT, "passed"), "restaurant__wrong_total": "failure"}
     for xml in ("serial.xml", "parallel.xml"):
         cases = junit_cases(project.path / xml)
-        assert {name.removeprefix("test_scenario[").removesuffix("]"): case["outcome"]
-                for name, case in cases.items()} == expected
+        assert {
+            name.removeprefix("test_scenario[").removesuffix("]"): case["outcome"] for name, case in cases.items()
+        } == expected
     serial_cases, parallel_cases = junit_cases(project.path / "serial.xml"), junit_cases(project.path / "parallel.xml")
     for name, case in serial_cases.items():
         assert parallel_cases[name]["properties"] == case["properties"], name

@@ -112,11 +112,23 @@ def call(name: str, **arguments: Any) -> ToolCall:
 EXIT = Reply(text="Goodbye!", tool_calls=[call("EndConversationTool")])
 
 
-def converse(agent: Any, user: Any, *, limits: Limits | None = None, user_env: Environment | None = None,
-             greeting: str | None = None) -> tuple[Conversation, Any]:
+def converse(
+    agent: Any,
+    user: Any,
+    *,
+    limits: Limits | None = None,
+    user_env: Environment | None = None,
+    greeting: str | None = None,
+) -> tuple[Conversation, Any]:
     conversation = Conversation(
-        agent=agent, user=user, agent_env=make_env(), user_env=user_env, agent_prompt="AGENT PROMPT",
-        user_prompt="USER PROMPT", limits=limits or Limits(), greeting=greeting,
+        agent=agent,
+        user=user,
+        agent_env=make_env(),
+        user_env=user_env,
+        agent_prompt="AGENT PROMPT",
+        user_prompt="USER PROMPT",
+        limits=limits or Limits(),
+        greeting=greeting,
     )
     return conversation, asyncio.run(conversation.run())
 
@@ -191,8 +203,16 @@ def test_too_many_consecutive_tool_errors_stop_the_conversation() -> None:
 
 def test_a_successful_call_resets_the_consecutive_error_count() -> None:
     bad, good = call("set_value", key="nope", value=1), call("set_value", key="x", value=1)
-    agent = Script([Reply(tool_calls=[bad]), Reply(tool_calls=[bad]), Reply(tool_calls=[good]),
-                    Reply(tool_calls=[bad]), Reply(tool_calls=[bad]), EXIT])
+    agent = Script(
+        [
+            Reply(tool_calls=[bad]),
+            Reply(tool_calls=[bad]),
+            Reply(tool_calls=[good]),
+            Reply(tool_calls=[bad]),
+            Reply(tool_calls=[bad]),
+            EXIT,
+        ]
+    )
     _, result = converse(agent, Script(["Hi"]), limits=Limits(max_tool_errors=3))
     assert result.stop_reason == "exit"
 
@@ -235,13 +255,15 @@ def test_participants_are_closed_and_a_failing_close_does_not_mask_the_outcome()
 
 
 def test_agent_turns_count_non_empty_agent_text_only() -> None:
-    agent = Script([
-        "",  # empty: passes the turn, not counted
-        Reply(tool_calls=[call("set_value", key="x", value=1)]),  # tool round: not counted
-        Reply(text="Done, anything else?", tool_calls=[call("set_value", key="x", value=2)]),  # counted
-        "Here you go.",  # counted
-        EXIT,  # counted: it says goodbye
-    ])
+    agent = Script(
+        [
+            "",  # empty: passes the turn, not counted
+            Reply(tool_calls=[call("set_value", key="x", value=1)]),  # tool round: not counted
+            Reply(text="Done, anything else?", tool_calls=[call("set_value", key="x", value=2)]),  # counted
+            "Here you go.",  # counted
+            EXIT,  # counted: it says goodbye
+        ]
+    )
     _, result = converse(agent, Script(["Hi", "More", "Thanks"]), greeting="Welcome!")
     assert result.agent_turns == 3
     assert result.transcript[0] == {"role": "assistant", "content": "Welcome!", "generated": False, "turn_idx": 0}
@@ -252,12 +274,19 @@ def test_transcript_entries_are_numbered_and_record_tool_calls_and_results() -> 
     conversation, result = converse(agent, Script(["Set x to 5"]))
     assert [m["turn_idx"] for m in result.transcript] == list(range(len(result.transcript)))
     assert result.transcript[1] == {
-        "role": "assistant", "content": None, "turn_idx": 1,
+        "role": "assistant",
+        "content": None,
+        "turn_idx": 1,
         "tool_calls": [{"id": "id_set_value", "name": "set_value", "arguments": {"key": "x", "value": 5}}],
     }
     assert result.transcript[2] == {
-        "role": "tool", "requestor": "agent", "tool_call_id": "id_set_value", "name": "set_value",
-        "content": "ok", "error": False, "turn_idx": 2,
+        "role": "tool",
+        "requestor": "agent",
+        "tool_call_id": "id_set_value",
+        "name": "set_value",
+        "content": "ok",
+        "error": False,
+        "turn_idx": 2,
     }
     assert conversation.agent_env.actions == [{"name": "set_value", "arguments": {"key": "x", "value": 5}}]
 
@@ -282,7 +311,10 @@ def test_the_agent_is_offered_its_tool_schemas_and_a_user_without_tools_none() -
     agent, user = Script([EXIT]), Script(["Hi"])
     converse(agent, user)
     assert [t["function"]["name"] for t in agent.tools_seen[0]] == [
-        "set_value", "transfer_to_human_agents", "EndConversationTool", "press_button",
+        "set_value",
+        "transfer_to_human_agents",
+        "EndConversationTool",
+        "press_button",
     ]
     assert user.tools_seen == [[]]
 
@@ -347,8 +379,10 @@ def test_gold_plan_hands_out_consecutive_actions_of_one_side() -> None:
 
 
 def test_gold_plan_holds_back_ending_tools() -> None:
-    plan = GoldPlan([GOLD[0], {"name": "transfer_to_human_agents", "arguments": {}}, GOLD[2]],
-                    ending_tools=frozenset({"transfer_to_human_agents"}))
+    plan = GoldPlan(
+        [GOLD[0], {"name": "transfer_to_human_agents", "arguments": {}}, GOLD[2]],
+        ending_tools=frozenset({"transfer_to_human_agents"}),
+    )
     assert len(plan.take("agent")) == 1
     assert plan.take("agent") == []  # stops at the ending tool
     assert [a["name"] for a in plan.remaining_endings()] == ["transfer_to_human_agents"]
@@ -359,13 +393,16 @@ def test_oracle_and_scripted_user_replay_the_gold_actions_interleaved(min_turns:
     plan = GoldPlan([dict(a) for a in GOLD])
     user_env = make_env("user")
     conversation, result = converse(
-        OracleAgent(plan, min_turns=min_turns), ScriptedUser("Please fix x", plan, patience=min_turns + 2),
+        OracleAgent(plan, min_turns=min_turns),
+        ScriptedUser("Please fix x", plan, patience=min_turns + 2),
         user_env=user_env,
     )
     assert result.stop_reason == "exit"
     assert result.agent_turns == max(min_turns, 2)  # asks the user to act once, then says goodbye
-    assert [a["arguments"] for a in conversation.agent_env.actions] == [{"key": "x", "value": 7},
-                                                                       {"key": "x", "value": 8}]
+    assert [a["arguments"] for a in conversation.agent_env.actions] == [
+        {"key": "x", "value": 7},
+        {"key": "x", "value": 8},
+    ]
     assert user_env.actions == [{"name": "press_button", "arguments": {}}]
     assert result.transcript[0] == {"role": "user", "content": "Please fix x", "turn_idx": 0}
 
@@ -381,7 +418,10 @@ def test_scripted_user_stops_after_its_patience_when_the_agent_never_exits() -> 
     _, result = converse(Script([], then="Anything else?"), ScriptedUser("hello", patience=2))
     assert result.stop_reason == "user_stop"
     assert [m["content"] for m in result.transcript if m["role"] == "user"] == [
-        "hello", "Yes, that is right. Please go ahead.", "Okay, thank you.", "Thank you, that is all. ###STOP###",
+        "hello",
+        "Yes, that is right. Please go ahead.",
+        "Okay, thank you.",
+        "Thank you, that is all. ###STOP###",
     ]
 
 
@@ -393,8 +433,9 @@ def test_scripted_user_stops_after_its_patience_when_the_agent_never_exits() -> 
 )
 def test_scripted_user_stops_even_if_the_agent_skipped_its_gold_actions() -> None:
     plan = GoldPlan([dict(GOLD[0])])  # an agent-side action a real model may never perform
-    _, result = converse(Script([], then="Anything else?"), ScriptedUser("hello", plan, patience=2),
-                         limits=Limits(max_turns=30))
+    _, result = converse(
+        Script([], then="Anything else?"), ScriptedUser("hello", plan, patience=2), limits=Limits(max_turns=30)
+    )
     assert result.stop_reason == "user_stop"
 
 
@@ -425,8 +466,10 @@ class GoldFails(ValueBase):
     name = "unitloop__gold_fails"
 
     def gold_actions(self) -> list[dict[str, Any]] | None:
-        return [{"name": "set_value", "arguments": {"key": "nope", "value": 1}, "requestor": "assistant"},
-                {"name": "lookup", "arguments": {}, "requestor": "user"}]
+        return [
+            {"name": "set_value", "arguments": {"key": "nope", "value": 1}, "requestor": "assistant"},
+            {"name": "lookup", "arguments": {}, "requestor": "user"},
+        ]
 
 
 @pytest.fixture

@@ -213,8 +213,11 @@ def test_pop_with_a_default_and_a_missing_key() -> None:
 def test_copy_module_and_pickle_give_independent_plain_dicts() -> None:
     original = pristine()
     working = fresh_db(original)
-    for clone in (copy.copy(working["users"]), copy.deepcopy(working["users"]),
-                  pickle.loads(pickle.dumps(working["users"]))):
+    for clone in (
+        copy.copy(working["users"]),
+        copy.deepcopy(working["users"]),
+        pickle.loads(pickle.dumps(working["users"])),
+    ):
         assert type(clone) is dict
         clone["u1"]["name"] = "Clone"
     assert original == pristine()

@@ -154,8 +154,12 @@ class Ordering(Scenario):
     @property
     def user_persona(self) -> Persona:
         return Persona(
-            role="customer", name="Ann", background="You live in Lyon.", personality="Chatty.",
-            behavior_config={"interrupts": "often"}, voice_config={"accent": "SECRET-VOICE-LABEL"},
+            role="customer",
+            name="Ann",
+            background="You live in Lyon.",
+            personality="Chatty.",
+            behavior_config={"interrupts": "often"},
+            voice_config={"accent": "SECRET-VOICE-LABEL"},
         )
 
     @property
@@ -178,9 +182,16 @@ class Ordering(Scenario):
 def test_user_prompt_renders_persona_task_actions_and_information() -> None:
     prompt = Ordering().get_user_prompt()
     assert prompt.startswith("You are Ann, a customer.")
-    for text in ("## Background\nYou live in Lyon.", "## Personality\nChatty.", "## Your goal\nOrder a flat white.",
-                 "## Context\nYou are in a hurry.", "## Steps\n1. Ask for a flat white.\n2. Pay by card.",
-                 "## Guidelines\n- Be brief.", "## Information\n- Your card ends in 4242.", "###STOP###"):
+    for text in (
+        "## Background\nYou live in Lyon.",
+        "## Personality\nChatty.",
+        "## Your goal\nOrder a flat white.",
+        "## Context\nYou are in a hurry.",
+        "## Steps\n1. Ask for a flat white.\n2. Pay by card.",
+        "## Guidelines\n- Be brief.",
+        "## Information\n- Your card ends in 4242.",
+        "###STOP###",
+    ):
         assert text in prompt
 
 
@@ -247,12 +258,14 @@ def test_a_user_side_exists_only_when_the_user_has_tools() -> None:
 
 def test_a_named_class_without_success_signals_is_a_definition_error_naming_the_class() -> None:
     with pytest.raises(ScenarioDefinitionError, match=r"test_registry\.\S*NoSignals.*does not define success_signals"):
+
         class NoSignals(Scenario):
             name = "unitreg__no_signals"
 
 
 def test_the_definition_error_is_a_type_error() -> None:
     with pytest.raises(TypeError):
+
         class NoSignals(Scenario):
             name = "unitreg__no_signals"
 
@@ -298,6 +311,7 @@ def test_a_base_class_without_name_is_not_checked() -> None:
         pass
 
     with pytest.raises(ScenarioDefinitionError):
+
         class Child(Base):
             name = "unitreg__child"
 
@@ -305,6 +319,17 @@ def test_a_base_class_without_name_is_not_checked() -> None:
 @pytest.mark.parametrize("bad_name", ["no_domain_separator", "", 42])
 def test_name_must_be_domain_double_underscore_case(bad_name: Any) -> None:
     with pytest.raises(ScenarioDefinitionError, match="expected '<domain>__<case>'"):
+        type("Bad", (Scenario,), {"name": bad_name, "success_signals": (S.CLEAN_EXIT,)})
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: Scenario.__init_subclass__ only checks that '__' occurs in name: an empty domain or "
+    "case, or a path separator (the name becomes a results folder) is accepted",
+)
+@pytest.mark.parametrize("bad_name", ["__case", "domain__", "shop__../../outside"])
+def test_name_parts_must_be_non_empty_and_safe_as_a_folder_name(bad_name: str) -> None:
+    with pytest.raises(ScenarioDefinitionError):
         type("Bad", (Scenario,), {"name": bad_name, "success_signals": (S.CLEAN_EXIT,)})
 
 
@@ -411,7 +436,7 @@ def data_root(tmp_path: Path) -> Path:
     root = tmp_path / "data"
     (root / "counters").mkdir(parents=True)
     (root / "counters" / "db.json").write_text(json.dumps({"counters": {"a": {"value": 1}, "b": {"value": 5}}}))
-    (root / "counters" / "user.toml").write_text('[phone]\nbattery = 80\n')
+    (root / "counters" / "user.toml").write_text("[phone]\nbattery = 80\n")
     return root
 
 
@@ -484,7 +509,10 @@ def test_environments_get_the_tools_named_in_resources(data_root: Path) -> None:
     states = seed_states(scenario, Settings(eval_data_root=str(data_root)))
     envs = build_environments(scenario, states)
     assert [t["function"]["name"] for t in envs["agent"].schemas()] == [
-        "get_count", "add_to_count", "Handoff", "EndConversationTool",
+        "get_count",
+        "add_to_count",
+        "Handoff",
+        "EndConversationTool",
     ]
     assert envs["agent"].call("add_to_count", {"counter": "b", "amount": 2}).content == '{"value": 7}'
     assert states["agent"]["db"]["counters"]["b"]["value"] == 7
@@ -516,6 +544,7 @@ def test_resolve_tool_error_lists_what_is_known() -> None:
 
 def test_a_class_name_registered_twice_in_one_namespace_is_an_error() -> None:
     with pytest.raises(ToolDefinitionError, match="registered twice in namespace 'unitreg'"):
+
         class GetCount(CounterTool):
             pass
 
@@ -560,14 +589,23 @@ def test_a_successful_write_call_is_recorded_under_its_action_name() -> None:
     ("arguments", "expected"),
     [
         ({"counter": "a"}, "Error: invalid arguments for 'add_to_count': 'amount' is a required property"),
-        ({"counter": "a", "amount": "2"}, "Error: invalid arguments for 'add_to_count': '2' is not of type 'integer' "
-                                           "(at 'amount')"),
-        ({"counter": "a", "amount": 0}, "Error: invalid arguments for 'add_to_count': 0 is less than the minimum of 1 "
-                                          "(at 'amount')"),
-        ({"counter": "a", "amount": 1, "x": 1}, "Error: invalid arguments for 'add_to_count': Additional properties "
-                                                "are not allowed ('x' was unexpected)"),
-        ('{"counter": "a", ', "Error: arguments for 'add_to_count' are not valid JSON: Expecting property name "
-                              "enclosed in double quotes at position 17 in '{\"counter\": \"a\", '"),
+        (
+            {"counter": "a", "amount": "2"},
+            "Error: invalid arguments for 'add_to_count': '2' is not of type 'integer' (at 'amount')",
+        ),
+        (
+            {"counter": "a", "amount": 0},
+            "Error: invalid arguments for 'add_to_count': 0 is less than the minimum of 1 (at 'amount')",
+        ),
+        (
+            {"counter": "a", "amount": 1, "x": 1},
+            "Error: invalid arguments for 'add_to_count': Additional properties are not allowed ('x' was unexpected)",
+        ),
+        (
+            '{"counter": "a", ',
+            "Error: arguments for 'add_to_count' are not valid JSON: Expecting property name "
+            'enclosed in double quotes at position 17 in \'{"counter": "a", \'',
+        ),
         ("[1, 2]", "Error: arguments for 'add_to_count' are not valid JSON: expected a JSON object, got list"),
     ],
 )
@@ -641,8 +679,15 @@ def test_tool_config_from_resources_is_passed_to_the_tool() -> None:
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [("plain text", "plain text"), (3, "3"), (2.5, "2.5"), (True, "True"), ({"a": [1, "é"]}, '{"a": [1, "\\u00e9"]}'),
-     ([1, 2], "[1, 2]"), (None, "null")],
+    [
+        ("plain text", "plain text"),
+        (3, "3"),
+        (2.5, "2.5"),
+        (True, "True"),
+        ({"a": [1, "é"]}, '{"a": [1, "\\u00e9"]}'),
+        ([1, 2], "[1, 2]"),
+        (None, "null"),
+    ],
 )
 def test_serialize_result(value: Any, text: str) -> None:
     assert serialize_result(value) == text

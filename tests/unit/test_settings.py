@@ -13,8 +13,9 @@ from pytest_tau2.settings import OPTIONS, Option, Settings, coerce, resolve
 BY_NAME = {o.name: o for o in OPTIONS}
 
 
-def resolved(cli: dict[str, Any] | None = None, ini: dict[str, Any] | None = None,
-             env: dict[str, str] | None = None) -> dict[str, Any]:
+def resolved(
+    cli: dict[str, Any] | None = None, ini: dict[str, Any] | None = None, env: dict[str, str] | None = None
+) -> dict[str, Any]:
     return resolve(cli or {}, ini or {}, env or {})
 
 
@@ -168,8 +169,10 @@ def test_settings_are_frozen() -> None:
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"agent": "nope"}, "--tau2-agent 'nope' is not a built-in agent; choose one of oracle, litellm, replay:PATH, "
-                            "websocket"),
+        (
+            {"agent": "nope"},
+            "--tau2-agent 'nope' is not a built-in agent; choose one of oracle, litellm, replay:PATH, websocket",
+        ),
         ({"agent": "litellm"}, "--tau2-agent litellm needs --tau2-agent-model MODEL"),
         ({"agent": "websocket"}, "--tau2-agent websocket needs --tau2-agent-url ws://HOST:PORT"),
         ({"user": "bob"}, "--tau2-user 'bob' is not a built-in user; choose one of scripted, litellm"),
@@ -204,8 +207,11 @@ def test_valid_choices_pass(fields: dict[str, Any]) -> None:
     ("fields", "agent", "user"),
     [
         ({}, "oracle", "scripted"),
-        ({"agent_model": "openai/gpt-4.1", "user_model": "openai/gpt-4.1-mini"},
-         "litellm:openai/gpt-4.1", "litellm:openai/gpt-4.1-mini"),
+        (
+            {"agent_model": "openai/gpt-4.1", "user_model": "openai/gpt-4.1-mini"},
+            "litellm:openai/gpt-4.1",
+            "litellm:openai/gpt-4.1-mini",
+        ),
         ({"agent_url": "ws://127.0.0.1:8765"}, "websocket:ws://127.0.0.1:8765", "scripted"),
     ],
 )

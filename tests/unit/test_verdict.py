@@ -204,10 +204,18 @@ def run_score(
     return signals, {c.id: c for c in checks}
 
 
-@pytest.mark.parametrize(("stop_reason", "clean"), [
-    ("exit", True), ("transfer", True), ("user_stop", False), ("max_turns", False),
-    ("timeout", False), ("too_many_tool_errors", False), ("error", False),
-])
+@pytest.mark.parametrize(
+    ("stop_reason", "clean"),
+    [
+        ("exit", True),
+        ("transfer", True),
+        ("user_stop", False),
+        ("max_turns", False),
+        ("timeout", False),
+        ("too_many_tool_errors", False),
+        ("error", False),
+    ],
+)
 def test_clean_exit_only_for_the_agents_own_exit(stop_reason: str, clean: bool) -> None:
     signals, checks = run_score(ExitOnly(), stop_reason=stop_reason)
     assert signals[S.CLEAN_EXIT] is clean
@@ -257,8 +265,15 @@ def test_db_state_match_passes_on_equal_hash_without_computing_the_gold_db() -> 
         raise AssertionError("the gold DB is only rebuilt for a failing comparison")
 
     signals, checks = score(
-        ExitOnly(), conversation=conversation(), final_dbs={"agent": db}, gold=gold, recorded_actions=[],
-        judge=None, judge_configured=False, gold_dbs=no_gold_db, db_state_verdicts=[],
+        ExitOnly(),
+        conversation=conversation(),
+        final_dbs={"agent": db},
+        gold=gold,
+        recorded_actions=[],
+        judge=None,
+        judge_configured=False,
+        gold_dbs=no_gold_db,
+        db_state_verdicts=[],
     )
     assert signals[S.DB_STATE_MATCH] is True
     assert [c.passed for c in checks if c.id == "db_state_match"] == [True]
@@ -363,8 +378,10 @@ def test_rendered_summary_headline_and_per_domain_lines() -> None:
 
 
 def test_rendered_summary_lists_token_usage_and_unpriced_cost() -> None:
-    usage_a = {"agent": {"calls": 2, "prompt_tokens": 100, "completion_tokens": 10, "cost_usd": 0.5},
-               "user": {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}}
+    usage_a = {
+        "agent": {"calls": 2, "prompt_tokens": 100, "completion_tokens": 10, "cost_usd": 0.5},
+        "user": {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0},
+    }
     usage_b = {"agent": {"calls": 1, "prompt_tokens": 50, "completion_tokens": 5, "cost_usd": None}}
     text = render([metrics("d__a", token_usage=usage_a), metrics("d__b", token_usage=usage_b)])
     assert "  agent: 3 calls, 150 prompt + 15 completion tokens, cost unpriced" in text
