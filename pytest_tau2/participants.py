@@ -207,7 +207,13 @@ def make_agent(ctx: Context) -> Any:
 
 def make_user(ctx: Context) -> Any:
     if ctx.settings.user_kind == "scripted":
-        return ScriptedUser(ctx.scenario.user_opening(), ctx.plan, patience=max(3, ctx.settings.min_agent_turns) + 2)
+        kind = ctx.settings.agent_kind
+        return ScriptedUser(
+            ctx.scenario.user_opening(),
+            ctx.plan,
+            patience=max(3, ctx.settings.min_agent_turns) + 2,
+            agent_follows_plan=kind == "oracle" or kind.startswith("replay:"),
+        )
     from pytest_tau2.conversation.llm_participants import LiteLLMUser
 
     return LiteLLMUser(ctx.model_config("user"), ctx.retry_policy(), ctx.usage)

@@ -165,7 +165,7 @@ def _or_fail(name: str, build: Callable[[], T]) -> T:
 @pytest.fixture
 def tau2_context(tau2_scenario: Scenario, tau2_settings: Settings) -> participants.Context:
     """What the built-in participants share: the scenario, its gold plan, usage meter, settings."""
-    return participants.Context.for_scenario(tau2_scenario, tau2_settings)
+    return _or_fail(tau2_scenario.name, lambda: participants.Context.for_scenario(tau2_scenario, tau2_settings))
 
 
 @pytest.fixture
@@ -195,9 +195,15 @@ def tau2_outcome(
     tau2_user: Any,
     tau2_judge: Any,
     tau2_settings: Settings,
-    record_property: Any,
 ) -> ScenarioOutcome:
     """Run the scenario (setup phase: an infrastructure failure makes the item an *error*)."""
+    node = request.node
+
+    def record_property(name: str, value: object) -> None:
+        # Same as pytest's record_property fixture, minus its warning under the default xunit2
+        # family: JUnit consumers read these properties whatever the family.
+        node.user_properties.append((name, value))
+
     prefetcher = _prefetcher(request, tau2_settings, (tau2_agent, tau2_user, tau2_judge))
     if prefetcher is not None:
         taken = prefetcher.take(tau2_scenario.name)
@@ -396,7 +402,11 @@ _CONFIG: list[pytest.Config] = []
 def pytest_sessionstart(session: pytest.Session) -> None:
     _CONFIG[:] = [session.config]
     settings = session.config.stash[SETTINGS_KEY]
-    if participants.uses_llm(settings) and not _is_controller_of_workers(session.config):
+    if (
+        participants.uses_llm(settings)
+        and not session.config.option.collectonly
+        and not _is_controller_of_workers(session.config)
+    ):
         from pytest_tau2.llm.client import preload
 
         preload()  # import litellm once per process, before the first test's clock starts

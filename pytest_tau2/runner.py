@@ -17,6 +17,7 @@ from pytest_tau2.conversation.protocol import Participant
 from pytest_tau2.environment.db import db_diff, db_hash, fresh_db
 from pytest_tau2.environment.env import Environment
 from pytest_tau2.environment.tools import resolve_tool
+from pytest_tau2.errors import DataError
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scoring.signals import Check, JudgeOutcome, score
 from pytest_tau2.scoring.verdict import Verdict
@@ -74,6 +75,11 @@ def seed_states(scenario: Scenario, settings: Settings) -> dict[str, dict[str, A
         scenario.setup_shared_state(state, side)
         for key in [k for k in state if k == "db_path" or k.endswith("_db_path")]:
             path = data_path(Path(root), str(state.pop(key)))
+            if not path.is_file():
+                raise DataError(
+                    f"the {side} DB file {path} does not exist (db_path resolved against the "
+                    f"data root {root}; set --tau2-eval-data-root or fix setup_shared_state)"
+                )
             target = "db" if key == "db_path" else key[: -len("_path")]
             state[target] = fresh_db(scenario.read_db(path, side))
         states[side] = state
@@ -160,8 +166,8 @@ def _replay(
 
 def limits_for(scenario: Scenario, settings: Settings) -> Limits:
     return Limits(
-        max_turns=settings.max_turns or scenario.max_turns,
-        max_duration=settings.max_duration or scenario.max_duration,
+        max_turns=scenario.max_turns if settings.max_turns is None else settings.max_turns,
+        max_duration=scenario.max_duration if settings.max_duration is None else settings.max_duration,
         max_tool_errors=settings.max_tool_errors,
     )
 

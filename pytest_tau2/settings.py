@@ -169,17 +169,34 @@ def coerce(option: Option, raw: Any) -> Any:
     return raw
 
 
+# Lower bounds of numeric options (inclusive); a value below is a usage error naming the option.
+MINIMUMS: dict[str, float] = {
+    "min_agent_turns": 0,
+    "max_turns": 1,
+    "max_duration": 0.001,
+    "max_tool_errors": 1,
+    "llm_retries": 0,
+    "llm_timeout": 0.001,
+    "agent_timeout": 0.001,
+    "concurrency": 1,
+}
+
+
 def resolve(cli: dict[str, Any], ini: dict[str, Any], environ: dict[str, str] | None = None) -> dict[str, Any]:
     """CLI > ini > environment > default, per option."""
     environ = dict(os.environ) if environ is None else environ
     values: dict[str, Any] = {}
     for option in OPTIONS:
         for source in (cli.get(option.name), ini.get(option.name), environ.get(option.env) if option.env else None):
-            if source not in (None, "", False):
+            if source is not None and source != "" and source is not False:
                 values[option.name] = coerce(option, source)
                 break
         else:
             values[option.name] = option.default
+        minimum = MINIMUMS.get(option.name)
+        value = values[option.name]
+        if minimum is not None and value is not None and value < minimum:
+            raise ValueError(f"{option.flag} (ini {option.ini}) must be at least {minimum:g}, got {value!r}")
     return values
 
 

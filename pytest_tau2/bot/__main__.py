@@ -37,18 +37,33 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument("--model", help="serve a litellm agent with this model, e.g. openai/gpt-4.1")
     parser.add_argument("--model-args", help="JSON object of litellm arguments for --model")
     parser.add_argument("--oracle-min-turns", type=int, default=3, help="replies the oracle gives before it exits")
-    parser.add_argument("--data-root", default="data",
-                        help="folder db_path values of in-repo domains resolve against (default: ./data)")
-    parser.add_argument("--tau2-data-dir", default=None,
-                        help="folder holding tau2/domains/... (default: $TAU2_DATA_DIR, then the fetch cache)")
+    parser.add_argument(
+        "--data-root", default="data", help="folder db_path values of in-repo domains resolve against (default: ./data)"
+    )
+    parser.add_argument(
+        "--tau2-data-dir",
+        default=None,
+        help="folder holding tau2/domains/... (default: $TAU2_DATA_DIR, then the fetch cache)",
+    )
     parser.add_argument("--allow-unpinned-data", action="store_true", help="accept tau2 data off the pinned manifest")
-    parser.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
-                        help="import this module to register scenarios (repeatable)")
+    parser.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import this module to register scenarios (repeatable)",
+    )
     parser.add_argument("--max-size", type=int, default=DEFAULT_MAX_SIZE, help="largest frame accepted, in bytes")
-    parser.add_argument("--idle-timeout", type=float, default=DEFAULT_IDLE_TIMEOUT,
-                        help="seconds without a frame before a session is closed")
-    parser.add_argument("--max-steps-per-turn", type=int, default=30,
-                        help="agent steps per user message before the bot passes the turn")
+    parser.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=DEFAULT_IDLE_TIMEOUT,
+        help="seconds without a frame before a session is closed",
+    )
+    parser.add_argument(
+        "--max-steps-per-turn", type=int, default=30, help="agent steps per user message before the bot passes the turn"
+    )
     parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     return parser
 

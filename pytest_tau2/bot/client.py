@@ -96,8 +96,14 @@ class WebSocketAgent:
             raise InfrastructureError(f"the connection to the bot at {self.url} is already closed")
         await self._connect()
         scenario = self.scenario
-        await self._send({"type": "hello", "protocol_version": PROTOCOL_VERSION, "scenario": scenario.name,
-                          "client": f"pytest-tau2/{_VERSION}"})
+        await self._send(
+            {
+                "type": "hello",
+                "protocol_version": PROTOCOL_VERSION,
+                "scenario": scenario.name,
+                "client": f"pytest-tau2/{_VERSION}",
+            }
+        )
         self.ready = await self._receive("ready", "the answer to hello")
         if self.ready["protocol_version"] != PROTOCOL_VERSION:
             raise await self._abort(
@@ -133,8 +139,11 @@ class WebSocketAgent:
                 break
             calls.append(frame)
             if len(calls) > self.max_tool_calls_per_turn:
-                raise await self._abort("too_many_tool_calls", f"the bot reported more than "
-                                        f"{self.max_tool_calls_per_turn} tool calls in one turn: {excerpt(frame)}")
+                raise await self._abort(
+                    "too_many_tool_calls",
+                    f"the bot reported more than "
+                    f"{self.max_tool_calls_per_turn} tool calls in one turn: {excerpt(frame)}",
+                )
         self.tool_calls.extend(calls)
         return self._reply(calls, frame)
 
@@ -149,20 +158,30 @@ class WebSocketAgent:
             if not calls:
                 # No tool ended the call (a voice pipeline hanging up): a pseudo call carries the
                 # exit through the loop, which ends conversations on tool results only.
-                calls = [{"id": "bot_exit", "name": BOT_EXIT_TOOL, "arguments": {"reason": end["reason"]},
-                          "result": f"The agent ended the conversation ({end['reason']}).", "error": False}]
+                calls = [
+                    {
+                        "id": "bot_exit",
+                        "name": BOT_EXIT_TOOL,
+                        "arguments": {"reason": end["reason"]},
+                        "result": f"The agent ended the conversation ({end['reason']}).",
+                        "error": False,
+                    }
+                ]
             ending_id = end.get("tool_call_id") or calls[-1]["id"]
             if ending_id not in {c["id"] for c in calls}:
-                raise ProtocolError(f"exit frame names tool_call_id {ending_id!r}, which the bot did not report "
-                                    f"in this turn: {excerpt(end)}")
+                raise ProtocolError(
+                    f"exit frame names tool_call_id {ending_id!r}, which the bot did not report "
+                    f"in this turn: {excerpt(end)}"
+                )
         for call in calls:
             ends = end["reason"] if call["id"] == ending_id else None
             self._results.append((call["name"], ToolResult(call["result"], bool(call["error"]), ends)))
         texts = [c["text"] for c in calls if c.get("text")]
         if end["type"] == "exit" and end.get("text"):
             texts.append(end["text"])
-        return Reply(text="\n".join(texts) or None,
-                     tool_calls=[ToolCall(c["name"], c["arguments"], c["id"]) for c in calls])
+        return Reply(
+            text="\n".join(texts) or None, tool_calls=[ToolCall(c["name"], c["arguments"], c["id"]) for c in calls]
+        )
 
     def take_result(self, name: str) -> ToolResult:
         """The bot's result for the next reported call (the loop asks in reply order)."""
@@ -198,14 +217,18 @@ class WebSocketAgent:
 
         try:
             # proxy=None: the bot is addressed directly, whatever HTTP(S)_PROXY says.
-            self._ws = await connect(self.url, open_timeout=self.connect_timeout, max_size=self.max_size, proxy=None,
-                                     close_timeout=2.0)
+            self._ws = await connect(
+                self.url, open_timeout=self.connect_timeout, max_size=self.max_size, proxy=None, close_timeout=2.0
+            )
         except TimeoutError:
-            raise InfrastructureError(f"no WebSocket handshake from the bot at {self.url} within "
-                                      f"{self.connect_timeout:g} s") from None
+            raise InfrastructureError(
+                f"no WebSocket handshake from the bot at {self.url} within {self.connect_timeout:g} s"
+            ) from None
         except ConnectionRefusedError as exc:
-            raise InfrastructureError(f"cannot connect to the bot at {self.url}: connection refused ({exc}); "
-                                      "is the bot running (python -m pytest_tau2.bot)?") from None
+            raise InfrastructureError(
+                f"cannot connect to the bot at {self.url}: connection refused ({exc}); "
+                "is the bot running (python -m pytest_tau2.bot)?"
+            ) from None
         except Exception as exc:  # bad URI, DNS, not a WebSocket server, TLS...
             raise InfrastructureError(f"cannot connect to the bot at {self.url}: {type(exc).__name__}: {exc}") from None
 
@@ -217,8 +240,10 @@ class WebSocketAgent:
         try:
             await self._ws.send(text)
         except ConnectionClosed as exc:
-            raise InfrastructureError(f"the bot at {self.url} closed the connection ({_close_text(exc)}) before the "
-                                      f"runner could send: {self._last_sent}") from None
+            raise InfrastructureError(
+                f"the bot at {self.url} closed the connection ({_close_text(exc)}) before the "
+                f"runner could send: {self._last_sent}"
+            ) from None
 
     async def _receive(self, expected: str | tuple[str, ...], waiting_for: str) -> dict[str, Any]:
         from websockets.exceptions import ConnectionClosed
@@ -226,24 +251,34 @@ class WebSocketAgent:
         try:
             raw = await asyncio.wait_for(self._ws.recv(), self.reply_timeout)
         except TimeoutError:
-            raise await self._abort("timeout", f"no frame from the bot at {self.url} within {self.reply_timeout:g} s "
-                                    f"while waiting for {waiting_for}; last frame sent: {self._last_sent}",
-                                    InfrastructureError) from None
+            raise await self._abort(
+                "timeout",
+                f"no frame from the bot at {self.url} within {self.reply_timeout:g} s "
+                f"while waiting for {waiting_for}; last frame sent: {self._last_sent}",
+                InfrastructureError,
+            ) from None
         except ConnectionClosed as exc:
-            raise InfrastructureError(f"the bot at {self.url} closed the connection ({_close_text(exc)}) while the "
-                                      f"runner waited for {waiting_for}; last frame sent: {self._last_sent}") from None
+            raise InfrastructureError(
+                f"the bot at {self.url} closed the connection ({_close_text(exc)}) while the "
+                f"runner waited for {waiting_for}; last frame sent: {self._last_sent}"
+            ) from None
         try:
             frame = decode(raw, "bot")
         except ProtocolError as exc:
             raise await self._abort("invalid_frame", f"{exc} (while waiting for {waiting_for})") from None
         if frame["type"] == "error":
             await self.aclose()
-            raise ProtocolError(f"the bot at {self.url} sent error {frame['code']!r}: {frame['message']} "
-                                f"(while the runner waited for {waiting_for}; last frame sent: {self._last_sent})")
+            raise ProtocolError(
+                f"the bot at {self.url} sent error {frame['code']!r}: {frame['message']} "
+                f"(while the runner waited for {waiting_for}; last frame sent: {self._last_sent})"
+            )
         allowed = (expected,) if isinstance(expected, str) else expected
         if frame["type"] not in allowed:
-            raise await self._abort("unexpected_message", f"unexpected {frame['type']} frame from the bot while "
-                                    f"waiting for {waiting_for} ({' or '.join(allowed)}): {excerpt(raw)}")
+            raise await self._abort(
+                "unexpected_message",
+                f"unexpected {frame['type']} frame from the bot while "
+                f"waiting for {waiting_for} ({' or '.join(allowed)}): {excerpt(raw)}",
+            )
         return frame
 
     async def _abort(

@@ -188,8 +188,9 @@ async def run_remote_scenario(
         db_state_verdicts=db_state_verdicts,
     )
     notes = _hash_notes(agent, local_hash, summary)
-    value, db_check = remote_db_state_match(gold, hashes, final_dbs, lambda: gold_dbs(scenario, settings),
-                                            summary is not None, notes)
+    value, db_check = remote_db_state_match(
+        gold, hashes, final_dbs, lambda: gold_dbs(scenario, settings), summary is not None, notes
+    )
     signals[SuccessSignal.DB_STATE_MATCH] = value
     checks = [db_check if c.id == "db_state_match" else c for c in checks]
     stalled = settings.min_agent_turns > 0 and result.agent_turns < settings.min_agent_turns
@@ -227,8 +228,9 @@ async def _fetch_summary(
     # The DB itself only when something reads it: predicates, --tau2-save-db, or a diff.
     summary = await agent.summary(include_db=bool(scenario.db_state_assertions) or settings.save_db)
     if expect_hash and summary["db_hash"] is None:
-        raise ProtocolError(f"the bot's scenario_summary has no db_hash, but {scenario.name} has an agent DB: "
-                            f"{excerpt(summary)}")
+        raise ProtocolError(
+            f"the bot's scenario_summary has no db_hash, but {scenario.name} has an agent DB: {excerpt(summary)}"
+        )
     if "db" not in summary and gold is not None and summary["db_hash"] != gold.hashes.get("agent"):
         summary = await agent.summary(include_db=True)
     return summary
@@ -257,8 +259,9 @@ def remote_db_state_match(
         label = "DB" if side == "agent" else f"{side} DB"
         actual = final_dbs.get(side)
         diff = "(the bot did not send its DB)" if actual is None else db_diff(_wire(expected.get(side)), _wire(actual))
-        parts.append(f"{label} hash {hashes.get(side)} != expected {gold.hashes[side]}\n"
-                     f"diff (expected -> actual):\n{diff}")
+        parts.append(
+            f"{label} hash {hashes.get(side)} != expected {gold.hashes[side]}\ndiff (expected -> actual):\n{diff}"
+        )
     return False, Check("db_state_match", signal, False, "\n".join(parts + notes))
 
 
@@ -272,13 +275,17 @@ def _hash_notes(agent: WebSocketAgent, local_hash: str | None, summary: dict[str
     notes = []
     initial = (agent.initialized or {}).get("db_hash")
     if initial is not None and local_hash is not None and initial != local_hash:
-        notes.append(f"note: the bot's initial DB hash {initial} differs from the runner's {local_hash}: "
-                     "runner and bot do not start from the same data")
+        notes.append(
+            f"note: the bot's initial DB hash {initial} differs from the runner's {local_hash}: "
+            "runner and bot do not start from the same data"
+        )
     if summary and summary.get("db") is not None and summary.get("db_hash"):
         recomputed = db_hash(summary["db"])
         if recomputed != summary["db_hash"]:
-            notes.append(f"note: the DB the bot sent hashes to {recomputed}, not its reported {summary['db_hash']}: "
-                         "the bot's hash recipe differs from docs/websocket.md")
+            notes.append(
+                f"note: the DB the bot sent hashes to {recomputed}, not its reported {summary['db_hash']}: "
+                "the bot's hash recipe differs from docs/websocket.md"
+            )
     return notes
 
 

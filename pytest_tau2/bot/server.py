@@ -125,8 +125,14 @@ class BotServer:
         finally:
             duration = time.monotonic() - started
             self.finished.append(SessionRecord(session.id, session.scenario_name, stop, duration, dict(received)))
-            log.info("session=%s scenario=%s peer=%s duration=%.3fs stop=%s", session.id, session.scenario_name,
-                     _peer(ws), duration, stop)
+            log.info(
+                "session=%s scenario=%s peer=%s duration=%.3fs stop=%s",
+                session.id,
+                session.scenario_name,
+                _peer(ws),
+                duration,
+                stop,
+            )
 
     async def _converse(self, ws: ServerConnection, session: BotSession, received: Counter[str]) -> str:
         """Serve frames until the runner closes; returns the session's stop reason."""

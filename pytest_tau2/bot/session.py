@@ -103,8 +103,12 @@ class BotSession:
             )
         self.scenario = self._scenario(frame["scenario"])
         self.phase = "ready"
-        return {"type": "ready", "protocol_version": PROTOCOL_VERSION, "session_id": self.id,
-                "server": self.config.server_name}
+        return {
+            "type": "ready",
+            "protocol_version": PROTOCOL_VERSION,
+            "session_id": self.id,
+            "server": self.config.server_name,
+        }
 
     def _scenario(self, name: str) -> Scenario:
         cls = self.scenarios.get(name)
@@ -119,15 +123,17 @@ class BotSession:
         scenario = self.scenario
         assert scenario is not None  # phase "ready" implies it
         if frame["scenario"] != scenario.name:
-            raise SessionError("unknown_scenario", f"apply_initialization names {frame['scenario']!r}, "
-                                                   f"hello named {scenario.name!r}")
+            raise SessionError(
+                "unknown_scenario", f"apply_initialization names {frame['scenario']!r}, hello named {scenario.name!r}"
+            )
         states = self._seed(scenario, frame["shared_state_init"])
         for index, action in enumerate(frame["initialization_actions"]):
             try:
                 scenario.run_initialization_action(action, states)
             except Exception as exc:
-                raise SessionError("initialization_failed",
-                                   f"initialization action {index} {json.dumps(action)[:200]}: {exc}") from exc
+                raise SessionError(
+                    "initialization_failed", f"initialization action {index} {json.dumps(action)[:200]}: {exc}"
+                ) from exc
         envs = build_environments(scenario, states)
         self._env = envs["agent"]
         self._user_env = envs.get("user")
@@ -138,8 +144,11 @@ class BotSession:
             self._view.append({"role": "assistant", "content": frame["greeting"]})
         self.phase = "active"
         db = self._env.state.get("db")
-        return {"type": "initialized", "db_hash": db_hash(db) if db is not None else None,
-                "tools": [tool.name for tool in self._env.tools]}
+        return {
+            "type": "initialized",
+            "db_hash": db_hash(db) if db is not None else None,
+            "tools": [tool.name for tool in self._env.tools],
+        }
 
     def _seed(self, scenario: Scenario, init: dict[str, Any]) -> dict[str, dict[str, Any]]:
         """States for every side: the agent's from the frame, the user's (if any) seeded locally.
@@ -187,8 +196,9 @@ class BotSession:
                 self._view.append({"role": "assistant", "content": said or ""})
                 yield {"type": "agent_message", "text": said or ""}
                 return
-            self._view.append({"role": "assistant", "content": said,
-                               "tool_calls": [call.to_openai() for call in reply.tool_calls]})
+            self._view.append(
+                {"role": "assistant", "content": said, "tool_calls": [call.to_openai() for call in reply.tool_calls]}
+            )
             ending: tuple[str, str] | None = None
             for index, call in enumerate(reply.tool_calls):
                 frame = self._run_tool(call, said if index == 0 else None)
@@ -211,14 +221,24 @@ class BotSession:
         self._view.append({"role": "tool", "tool_call_id": call_id, "content": result.content})
         if result.ends_conversation and self.exit_reason is None:
             self.exit_reason = result.ends_conversation
-        return {"type": "tool_call", "id": call_id, "name": call.name, "arguments": wire_arguments(call.arguments),
-                "result": result.content, "error": result.error, "text": text}
+        return {
+            "type": "tool_call",
+            "id": call_id,
+            "name": call.name,
+            "arguments": wire_arguments(call.arguments),
+            "result": result.content,
+            "error": result.error,
+            "text": text,
+        }
 
     def _summary(self, include_db: bool) -> dict[str, Any]:
         assert self._env is not None
         db = self._env.state.get("db")
-        frame: dict[str, Any] = {"type": "scenario_summary", "actions": list(self._env.actions),
-                                 "db_hash": db_hash(db) if db is not None else None}
+        frame: dict[str, Any] = {
+            "type": "scenario_summary",
+            "actions": list(self._env.actions),
+            "db_hash": db_hash(db) if db is not None else None,
+        }
         if include_db and db is not None:
             # The canonical text is cached per untouched entity (cheap); parsing it gives a
             # plain tree whose serialization hashes the same on the runner's side.

@@ -97,6 +97,9 @@ class ScriptedUser:
     plan: GoldPlan | None = None
     patience: int = 3
     """Replies after the opening before the user sends ###STOP### (the oracle exits first)."""
+    agent_follows_plan: bool = False
+    """True when the agent works through the same plan (oracle, replay): wait for all of it.
+    With any other agent only the user's own pending steps keep the user talking."""
     replies: int = 0
 
     async def respond(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
@@ -108,7 +111,8 @@ class ScriptedUser:
             if actions:
                 return Reply(tool_calls=_calls(actions))
         self.replies += 1
-        waiting_on_me = self.plan is not None and self.plan.next_side() is not None
+        pending = self.plan.next_side() if self.plan is not None else None
+        waiting_on_me = pending == "user" or (pending is not None and self.agent_follows_plan)
         if self.replies > self.patience + 1 and not waiting_on_me:
             return Reply(text="Thank you, that is all. ###STOP###")
         if self.replies == 2:

@@ -24,9 +24,19 @@ def canonical_json(db: Any) -> str:
     never touched, so hashing a final DB costs only what changed (2.8 MB retail DB: ~50 ms
     with plain ``json.dumps``, a few ms this way; see bench/).
     """
-    if isinstance(db, dict) and any(isinstance(v, CowDict) for v in dict.values(db)):
+    if (
+        isinstance(db, dict)
+        and any(isinstance(v, CowDict) for v in dict.values(db))
+        and _str_keys(db)
+        and all(_str_keys(v) for v in dict.values(db) if isinstance(v, CowDict))
+    ):
         return _join(db, lambda key, value: _cow_canonical(value) if isinstance(value, CowDict) else _dumps(value))
     return _dumps(db)
+
+
+def _str_keys(mapping: dict[Any, Any]) -> bool:
+    # json.dumps turns non-str keys into strings before sorting; the fast path assumes str keys.
+    return all(isinstance(key, str) for key in dict.keys(mapping))
 
 
 def _dumps(value: Any) -> str:
@@ -113,6 +123,14 @@ class CowDict(dict):  # type: ignore[type-arg]
     def __delitem__(self, key: str) -> None:
         dict.__delitem__(self, key)
         self._owned.discard(key)
+
+    def copy(self) -> dict[str, Any]:
+        """A plain, independent deep copy (never the shared pristine entities)."""
+        return {key: copy_db(value) for key, value in self.items()}
+
+    def popitem(self) -> tuple[str, Any]:
+        key = next(reversed(dict.keys(self)))
+        return key, self.pop(key)
 
     def __reduce__(self) -> Any:
         return (dict, (dict(self.items()),))

@@ -16,6 +16,7 @@ from typing import Any
 
 import jsonschema
 
+from pytest_tau2.environment.db import copy_db
 from pytest_tau2.environment.tools import Tool
 
 
@@ -72,12 +73,13 @@ class Environment:
         problem = _schema_problem(type(tool), parsed)
         if problem is not None:
             return self._error(f"invalid arguments for '{name}': {problem}")
+        parsed = copy_db(parsed)  # the tool may store what it was given; the caller's object stays untouched
         try:
             value = tool.run(**parsed)
         except Exception as exc:  # a tool refusing a call is part of the conversation
             return self._error(str(exc) or type(exc).__name__)
         if tool.action_name:
-            self.actions.append({"name": tool.action_name, "arguments": parsed})
+            self.actions.append({"name": tool.action_name, "arguments": copy_db(parsed)})
         if self.after_success is not None:
             self.after_success()
         return ToolResult(serialize_result(value), False, tool.ends_conversation)

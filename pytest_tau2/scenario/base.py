@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,6 +19,7 @@ from pytest_tau2.errors import ScenarioDefinitionError
 from pytest_tau2.scenario.model import Actions, Persona, Resources, SuccessSignal, Task
 
 SIDES = ("agent", "user")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*?__[A-Za-z0-9_.-]+")
 
 
 class Scenario:
@@ -53,10 +55,10 @@ class Scenario:
         super().__init_subclass__(**kwargs)
         if "name" not in cls.__dict__:
             return
-        if not isinstance(cls.name, str) or "__" not in cls.name:
+        if not isinstance(cls.name, str) or not _NAME.fullmatch(cls.name):
             raise ScenarioDefinitionError(
-                f"scenario class {_qualname(cls)} has name={cls.name!r}; expected '<domain>__<case>', "
-                "e.g. 'restaurant__pizza_pepperoni'"
+                f"scenario class {_qualname(cls)} has name={cls.name!r}; expected '<domain>__<case>' made of "
+                "letters, digits, '_', '.' and '-', e.g. 'restaurant__pizza_pepperoni'"
             )
         resolved = _lookup_class_attr(cls, "success_signals")
         if resolved is None:
@@ -65,7 +67,7 @@ class Scenario:
                 "set a ClassVar tuple of SuccessSignal members or a cached_property returning one, "
                 "on the class or its domain base"
             )
-        if isinstance(resolved, (tuple, list)):
+        if not isinstance(resolved, (property, functools.cached_property)) and not callable(resolved):
             _check_signals(cls, resolved)
 
     # ---- identity -------------------------------------------------------------------------
@@ -250,8 +252,9 @@ def _lookup_class_attr(cls: type, attr: str) -> Any:
     return None
 
 
-def _check_signals(cls: type, signals: Sequence[Any]) -> None:
-    if not signals or not all(isinstance(s, SuccessSignal) for s in signals):
+def _check_signals(cls: type, signals: Any) -> None:
+    valid = isinstance(signals, (tuple, list)) and signals and all(isinstance(s, SuccessSignal) for s in signals)
+    if not valid:
         raise ScenarioDefinitionError(
             f"scenario class {_qualname(cls)} has success_signals={signals!r}; expected a non-empty "
             "sequence of SuccessSignal members"

@@ -23,6 +23,7 @@ from typing import Any
 _PUNCT = str.maketrans("", "", string.punctuation)
 _SPACES = re.compile(r"\s+")
 TOLERANCE = 1e-6
+_LEADING_ZERO = re.compile(r"^-?0\d")
 
 
 @dataclass(frozen=True)
@@ -104,12 +105,20 @@ def _match_lists(ref: list[Any], pred: list[Any], path: str, flags: TextFlags) -
 def _nearest_reason(ref: Any, pred: list[Any], path: str, flags: TextFlags) -> str:
     if not pred:
         return f"{path}: expected {_show(ref)}, but nothing was recorded"
-    reasons = [_compare(ref, p, path, flags).reason for p in pred]
-    # The reason with the deepest path is usually the closest candidate.
-    return max(reasons, key=lambda r: r.split(":", 1)[0].count("."))
+    # Report against the candidate that matched the most reference keys (ties: the first).
+    best = max(range(len(pred)), key=lambda j: _agreement(ref, pred[j], flags))
+    return _compare(ref, pred[best], path, flags).reason
+
+
+def _agreement(ref: Any, pred: Any, flags: TextFlags) -> int:
+    if isinstance(ref, dict) and isinstance(pred, dict):
+        return sum(1 for k, v in ref.items() if k in pred and _compare(v, pred[k], k, flags).matched)
+    return 0
 
 
 def _scalar_equal(ref: Any, pred: Any, flags: TextFlags) -> bool:
+    if isinstance(ref, bool) or isinstance(pred, bool):
+        return ref is pred  # True never matches 1
     ref_num, pred_num = _as_number(ref), _as_number(pred)
     if ref_num is not None and pred_num is not None:
         return math.isclose(ref_num, pred_num, rel_tol=0.0, abs_tol=TOLERANCE)
@@ -124,8 +133,11 @@ def _as_number(value: Any) -> float | None:
     if isinstance(value, int | float):
         return float(value)
     if isinstance(value, str):
+        text = value.strip().lstrip("$").replace(",", "")
+        if _LEADING_ZERO.match(text):
+            return None  # "02134" is a code (zip, id), not the number 2134
         try:
-            return float(value.strip().lstrip("$").replace(",", ""))
+            return float(text)
         except ValueError:
             return None
     return None

@@ -192,11 +192,6 @@ def test_the_banner_names_configured_models(project: Project) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: plugin.pytest_sessionstart preloads litellm whenever a model is configured, also for "
-    "--collect-only (about 5 s of imports), so collection is no longer cheap",
-)
 def test_collecting_with_a_model_configured_does_not_import_litellm(project: Project) -> None:
     project.restaurant().write("conftest.py", RECORD_LITELLM_IMPORT)
     run = project.run("--collect-only", "-q", *MODELS, verbose=False)

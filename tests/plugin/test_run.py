@@ -410,12 +410,6 @@ def test_db_path_resolves_against_the_eval_data_root_option(project: Project) ->
     assert run.items() == {"restaurant__pizza_pepperoni": "PASSED"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: runner.seed_states lets a missing db_path file raise FileNotFoundError from deep "
-    "in pathlib (a traceback); it should be a DataError naming the scenario, the data root and "
-    "--tau2-eval-data-root",
-)
 def test_a_missing_db_file_is_a_clear_error_naming_the_data_root_option(project: Project) -> None:
     project.restaurant()
     (project.path / "data" / "restaurant" / "orders.json").unlink()

@@ -142,11 +142,6 @@ def test_list_reference_mismatch_explains_the_deepest_candidate() -> None:
     assert result.reason == "reference[0].address.city: expected 'Austin', found 'Boston'"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: _nearest_reason ranks candidates by the depth of the failing path only; on a tie "
-    "it reports the first recorded action, not the one that matched the most reference keys",
-)
 def test_list_reference_mismatch_explains_the_nearest_candidate() -> None:
     reference = [{"name": "refund", "id": "A", "amount": 10}]
     result = match(reference, [action("lookup", id="Z"), action("refund", id="A", amount=12)])

@@ -425,12 +425,6 @@ def test_scripted_user_stops_after_its_patience_when_the_agent_never_exits() -> 
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: ScriptedUser.respond treats any pending gold action as 'waiting on me' "
-    "(plan.next_side() is not None); with an agent that is not the oracle the agent-side gold "
-    "actions stay pending forever, so the user never stops and every run burns max_turns",
-)
 def test_scripted_user_stops_even_if_the_agent_skipped_its_gold_actions() -> None:
     plan = GoldPlan([dict(GOLD[0])])  # an agent-side action a real model may never perform
     _, result = converse(

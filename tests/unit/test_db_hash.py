@@ -223,22 +223,12 @@ def test_copy_module_and_pickle_give_independent_plain_dicts() -> None:
     assert original == pristine()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: CowDict.copy() is dict.copy: the copy shares the pristine entities, so mutating "
-    "one mutates the process-wide pristine DB",
-)
 def test_copy_method_of_a_collection_does_not_leak_into_the_pristine_db() -> None:
     original = pristine()
     fresh_db(original)["users"].copy()["u1"]["name"] = "Leaked"
     assert original == pristine()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: CowDict.popitem() is dict.popitem: it returns the shared pristine entity, so "
-    "mutating it mutates the pristine DB",
-)
 def test_popitem_does_not_leak_into_the_pristine_db() -> None:
     original = pristine()
     _, user = fresh_db(original)["users"].popitem()
@@ -246,11 +236,6 @@ def test_popitem_does_not_leak_into_the_pristine_db() -> None:
     assert original == pristine()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: _join writes non-string keys with json.dumps(key) (an int key becomes 1, not "
-    '"1"), so a CowDict with int keys hashes differently from json.dumps(sort_keys=True)',
-)
 def test_non_string_keys_hash_like_json_dumps() -> None:
     db = {"tables": {1: {"seats": 4}, 2: {"seats": 2}}}
     assert db_hash(fresh_db(db)) == reference_hash(db)

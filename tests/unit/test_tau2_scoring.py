@@ -95,7 +95,8 @@ def run(
         agent, user = make_agent(ctx), make_user(ctx)
     else:
         plan = GoldPlan([dict(a) for a in actions], ending_tools=ctx.plan.ending_tools)
-        agent, user = OracleAgent(plan), ScriptedUser(scenario.user_opening(), plan, patience=5)
+        user = ScriptedUser(scenario.user_opening(), plan, patience=5, agent_follows_plan=True)
+        agent = OracleAgent(plan)
     return asyncio.run(run_scenario(scenario, agent=agent, user=user, settings=settings, judge=judge))
 
 
