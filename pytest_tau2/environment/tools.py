@@ -53,7 +53,7 @@ class Tool:
         super().__init_subclass__(**kwargs)
         if cls.__dict__.get("abstract", False):
             return
-        if "name" not in cls.__dict__ or not cls.name:
+        if not cls.name:  # inherited names count: a mixin or a parent tool may give it
             cls.name = cls.__name__
         _register(cls)
 

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_tau2.domains.tau2_airline import ACTION_NAME_TO_TOOL, TOOL_CLASSES
 from pytest_tau2.domains.tau2_airline.db import complete_reservation, complete_user, read_db
-from pytest_tau2.domains.tau2_airline.tools import calculate
+from pytest_tau2.domains.tau2_common.tools import calculate
 from pytest_tau2.environment import Environment, ToolResult, db_hash
 from pytest_tau2.errors import ToolError
 

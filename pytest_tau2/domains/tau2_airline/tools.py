@@ -19,10 +19,10 @@ certificate amounts to ``float``); values it assigns directly keep the type they
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from pytest_tau2.domains.tau2_common.tools import CalculateMixin, TransferMixin
 from pytest_tau2.environment.ids import find_key, same_id
 from pytest_tau2.environment.tools import Tool
 from pytest_tau2.errors import ToolError
@@ -64,9 +64,6 @@ AIRPORTS: tuple[tuple[str, str], ...] = (
     ("PHL", "Philadelphia"),
     ("LGA", "LaGuardia"),
 )
-CALCULATOR_CHARACTERS = frozenset("0123456789+-*/(). ")
-MAX_POWER_BITS = 1_000_000
-"""``calculate`` refuses an integer power whose result would need more bits than this."""
 
 
 # --------------------------------------------------------------------------- schemas
@@ -424,58 +421,8 @@ class BookReservationTool(AirlineTool):
                 methods.pop(key)
 
 
-class CalculateTool(AirlineTool):
-    name = "calculate"
-    description = (
-        "Evaluate an arithmetic expression (numbers, + - * /, parentheses); the result is rounded to 2 decimals."
-    )
-    parameters = _parameters(expression=_string("The expression, e.g. '2 * (350 - 122)'."))
-
-    def run(self, expression: str) -> str:
-        return calculate(expression)
-
-
-def calculate(expression: str) -> str:
-    """Upstream's calculator: a character whitelist, ``eval`` without builtins, 2 decimals."""
-    if not all(char in CALCULATOR_CHARACTERS for char in expression):
-        raise ToolError("Invalid characters in expression")
-    tree = ast.parse(expression.lstrip(" "), "<string>", "eval")
-    _refuse_huge_powers(tree)
-    value = eval(compile(tree, "<string>", "eval"), {"__builtins__": None}, {})
-    return str(round(float(value), 2))
-
-
-def _refuse_huge_powers(tree: ast.Expression) -> None:
-    """Refuse ``a ** b`` on integers whose result would take more than MAX_POWER_BITS bits.
-
-    Inner powers are checked before the powers containing them, so evaluating an operand
-    never computes an unchecked power. An operand that fails to evaluate is left to the real
-    evaluation, which then raises upstream's error.
-    """
-    powers = [n for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow)]
-    for node in reversed(powers):
-        operands = _integer_operands(node)
-        if (
-            operands is not None
-            and abs(operands[0]) > 1
-            and operands[1] * abs(operands[0]).bit_length() > MAX_POWER_BITS
-        ):
-            raise ToolError("Expression too large to evaluate")
-
-
-def _integer_operands(node: ast.BinOp) -> tuple[int, int] | None:
-    """Both operands of ``node`` when they evaluate to integers, else None."""
-    try:
-        base, exponent = _evaluate(node.left), _evaluate(node.right)
-    except (ArithmeticError, TypeError, ValueError, RecursionError):
-        return None
-    if isinstance(base, int) and isinstance(exponent, int):
-        return base, exponent
-    return None
-
-
-def _evaluate(node: ast.expr) -> Any:
-    return eval(compile(ast.Expression(body=node), "<string>", "eval"), {"__builtins__": None}, {})
+class CalculateTool(CalculateMixin, AirlineTool):
+    """Upstream's calculator (shared with retail)."""
 
 
 class CancelReservationTool(AirlineTool):
@@ -582,19 +529,8 @@ class SendCertificateTool(AirlineTool):
         raise ToolError("Too many certificates")
 
 
-class TransferToHumanAgentsTool(AirlineTool):
-    name = "transfer_to_human_agents"
-    action_name = "transfer_to_human_agents"
-    mutates_state = False
-    ends_conversation = "transfer"
-    description = (
-        "Hand the customer over to a human agent, with a short summary of their issue. Use it only "
-        "when the request cannot be handled with the other tools."
-    )
-    parameters = _parameters(summary=_string("What the customer needs and what has been done so far."))
-
-    def run(self, summary: str) -> str:
-        return "Transfer successful"
+class TransferToHumanAgentsTool(TransferMixin, AirlineTool):
+    """Hand over to a human agent (shared with retail and telecom)."""
 
 
 class UpdateReservationBaggagesTool(AirlineTool):

@@ -17,6 +17,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from pytest_tau2.domains.tau2_common.tools import CalculateMixin, TransferMixin
 from pytest_tau2.environment.ids import email_key, find_key, lookup, same_id
 from pytest_tau2.environment.tools import Tool
 from pytest_tau2.errors import ToolError
@@ -25,7 +26,6 @@ Record = dict[str, Any]
 
 NAMESPACE = "tau2_retail"
 CANCEL_REASONS = frozenset({"no longer needed", "ordered by mistake"})
-CALCULATOR_CHARACTERS = frozenset("0123456789+-*/(). ")
 
 
 # --------------------------------------------------------------------------- schemas
@@ -127,14 +127,6 @@ def _stored_item_ids(order: Record, item_ids: Sequence[str]) -> list[str]:
     return [given if item is None else item["item_id"] for given, item in zip(item_ids, items, strict=True)]
 
 
-def _calculate(expression: str) -> str:
-    if not set(expression) <= CALCULATOR_CHARACTERS:
-        raise ToolError("Invalid characters in expression")
-    # Only digits, + - * / ( ) . and spaces reach eval: no name can be formed.
-    value = eval(expression, {"__builtins__": {}}, {})
-    return str(round(float(value), 2))
-
-
 # --------------------------------------------------------------------------- base
 
 
@@ -194,18 +186,8 @@ class RetailTool(Tool):
 # --------------------------------------------------------------------------- tools
 
 
-class CalculateTool(RetailTool):
-    """Arithmetic on digits, + - * / ( ) . and spaces; the result rounded to 2 decimals."""
-
-    name = "calculate"
-    description = (
-        "Evaluate an arithmetic expression and return the result rounded to 2 decimals. "
-        "Allowed characters: digits, + - * /, parentheses, '.' and spaces."
-    )
-    parameters = _arguments(expression=_string("The expression to evaluate, e.g. '(19.99 + 5) * 2'."))
-
-    def run(self, expression: str) -> str:
-        return _calculate(expression)
+class CalculateTool(CalculateMixin, RetailTool):
+    """Upstream's calculator (shared with airline)."""
 
 
 class CancelPendingOrderTool(RetailTool):
@@ -571,21 +553,8 @@ class ReturnDeliveredOrderItemsTool(RetailTool):
         return order
 
 
-class TransferToHumanAgentsTool(RetailTool):
-    """Hand the conversation to a human agent; no DB effect, ends the conversation."""
-
-    name = "transfer_to_human_agents"
-    action_name = name
-    ends_conversation = "transfer"
-    description = (
-        "Transfer the user to a human agent with a summary of their issue. Only do this when "
-        "the user explicitly asks for a human, or when the policy and the available tools "
-        "cannot resolve the issue."
-    )
-    parameters = _arguments(summary=_string("A summary of the user's issue for the human agent."))
-
-    def run(self, summary: str) -> str:
-        return "Transfer successful"
+class TransferToHumanAgentsTool(TransferMixin, RetailTool):
+    """Hand over to a human agent; no DB effect, ends the conversation."""
 
 
 TOOL_CLASSES: tuple[type[Tool], ...] = (

@@ -13,6 +13,7 @@ import datetime as dt
 import hashlib
 from typing import Any
 
+from pytest_tau2.domains.tau2_common.tools import TransferMixin
 from pytest_tau2.domains.tau2_telecom import lookup
 from pytest_tau2.domains.tau2_telecom.db import TODAY
 from pytest_tau2.environment.ids import id_key
@@ -248,19 +249,8 @@ class DisableRoamingTool(TelecomTool):
         return "Roaming disabled successfully"
 
 
-class TransferToHumanAgentsTool(TelecomTool):
-    name = "transfer_to_human_agents"
-    description = (
-        "Hand the customer over to a human agent with a summary of their issue. Only when the customer asks "
-        "for a human, or when policy and tools cannot solve the issue."
-    )
-    parameters = params("summary", summary=("string", "What the customer's issue is and what was tried."))
-    action_name = "transfer_to_human_agents"
-    mutates_state = False
-    ends_conversation = "transfer"
-
-    def run(self, summary: str) -> str:
-        return "Transfer successful"
+class TransferToHumanAgentsTool(TransferMixin, TelecomTool):
+    """Hand over to a human agent; no DB effect, ends the conversation."""
 
 
 def draft_bill_for(db: dict[str, Any], customer: dict[str, Any]) -> dict[str, Any]:
