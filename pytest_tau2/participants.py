@@ -68,7 +68,18 @@ def uses_llm(settings: Settings) -> bool:
     return settings.agent_kind == "litellm" or settings.user_kind == "litellm" or bool(settings.judge_model)
 
 
-def describe_agent(settings: Settings) -> str:
+def _custom(participant: Any) -> str | None:
+    """``python:<module>.<class>`` for a participant that is not one of ours (an overridden fixture)."""
+    if participant is None or type(participant).__module__.startswith("pytest_tau2."):
+        return None
+    return f"python:{type(participant).__module__}.{type(participant).__qualname__}"
+
+
+def describe_agent(settings: Settings, agent: Any = None) -> str:
+    """How metrics and the run header name the agent: the option used, or the Python class."""
+    custom = _custom(agent)
+    if custom is not None:
+        return custom
     kind = settings.agent_kind
     if kind == "litellm":
         return f"litellm:{settings.agent_model}"
@@ -77,7 +88,10 @@ def describe_agent(settings: Settings) -> str:
     return kind
 
 
-def describe_user(settings: Settings) -> str:
+def describe_user(settings: Settings, user: Any = None) -> str:
+    custom = _custom(user)
+    if custom is not None:
+        return custom
     kind = settings.user_kind
     return f"litellm:{settings.user_model}" if kind == "litellm" else kind
 

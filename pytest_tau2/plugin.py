@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import itertools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -55,6 +56,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             parser.addini(option.ini, option.help, default=None)
 
 
+PATH_OPTIONS = ("--tau2-results-dir", "--tau2-data-dir", "--tau2-eval-data-root")
+
+
+def _check_separated_path_options(config: pytest.Config) -> None:
+    """Refuse ``--tau2-results-dir DIR`` when it has already misled pytest's rootdir search.
+
+    pytest finds its rootdir (and so pyproject.toml, testpaths and the root conftest) before
+    plugins register their options, so it takes the DIR of ``--tau2-results-dir DIR`` for a test
+    path. With ``--tau2-results-dir=DIR`` it cannot.
+    """
+    if config.inipath is not None:
+        return
+    args = [str(a) for a in config.invocation_params.args]
+    for flag, value in itertools.pairwise(args):
+        if flag in PATH_OPTIONS and Path(value).exists():
+            raise pytest.UsageError(
+                f"write {flag}={value} (with '='): given as two arguments, pytest takes {value} for a test "
+                f"path when it looks for the project's configuration, and found none (rootdir {config.rootpath})"
+            )
+
+
 def _settings_from_config(config: pytest.Config) -> Settings:
     cli = {o.name: config.getoption(f"tau2_{o.name}") for o in OPTIONS}
     ini = {o.name: config.getini(o.ini) for o in OPTIONS}
@@ -81,6 +103,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if workerinput is not None and "tau2_settings" in workerinput:
         config.stash[SETTINGS_KEY] = Settings.from_dict(workerinput["tau2_settings"])
     else:
+        _check_separated_path_options(config)
         config.stash[SETTINGS_KEY] = _settings_from_config(config)
     config.stash[REPORTED_KEY] = []
     if config.pluginmanager.hasplugin("xdist"):
@@ -216,7 +239,7 @@ def tau2_outcome(
 
     return _or_fail(
         tau2_scenario.name,
-        lambda: _record(run(), tau2_context, tau2_settings, record_property),
+        lambda: _record(run(), tau2_agent, tau2_user, tau2_context, tau2_settings, record_property),
     )
 
 
@@ -246,6 +269,8 @@ def _prefetcher(request: pytest.FixtureRequest, settings: Settings, built: tuple
 
 def _record(
     outcome: ScenarioOutcome,
+    agent: Any,
+    user: Any,
     tau2_context: participants.Context,
     tau2_settings: Settings,
     record_property: Any,
@@ -257,8 +282,8 @@ def _record(
         models=tau2_context.models(),
         data_pin=tau2_context.data_pin(),
         token_usage=tau2_context.usage.to_dict(),
-        agent_kind=participants.describe_agent(tau2_settings),
-        user_kind=participants.describe_user(tau2_settings),
+        agent_kind=participants.describe_agent(tau2_settings, agent),
+        user_kind=participants.describe_user(tau2_settings, user),
         infrastructure_error=infra_text,
     )
     _write_outcome(Path(tau2_settings.results_dir), outcome, metrics, tau2_settings, tau2_context)

@@ -432,10 +432,5 @@ def test_results_dir_has_one_folder_per_scenario(main: Recorded) -> None:
     assert sorted(m["scenario"] for m in all_metrics["scenarios"]) == sorted(name(t) for t in ALL)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: plugin.py records every signal with record_property, which pytest warns about once per scenario "
-    "under its default junit_family (xunit2) whenever --junitxml is given",
-)
 def test_junit_report_comes_without_warnings(main: Recorded) -> None:
     assert "record_property is incompatible with junit_family" not in main.run.stdout

@@ -126,14 +126,9 @@ def test_every_option_is_registered_with_pytest() -> None:
         assert option.ini in done.stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (pytest limitation the plugin does not guard against): a path-valued option with its value as a "
-    "separate argument ('--tau2-results-dir DIR', '--tau2-data-dir DIR') makes pytest take DIR as rootdir when DIR "
-    "exists outside the project, so pyproject/pytest.ini (testpaths, addopts) and the root conftest are ignored; "
-    "'--tau2-results-dir=DIR' works",
-)
-def test_path_option_with_a_separate_value_keeps_the_rootdir(tmp_path: Path) -> None:
+def test_path_option_with_a_separate_value_is_refused_with_the_fix(tmp_path: Path) -> None:
+    """pytest finds its rootdir before plugin options exist, so '--tau2-results-dir DIR' can make it
+    take DIR for a test path; the plugin then refuses the run and names the '=' form."""
     outside = tmp_path / "tau2-data"  # an existing folder outside the project, like a shared data copy
     outside.mkdir()
     done = subprocess.run(
@@ -156,7 +151,28 @@ def test_path_option_with_a_separate_value_keeps_the_rootdir(tmp_path: Path) -> 
         timeout=120,
         check=False,
     )
-    collected = [line for line in done.stdout.splitlines() if "::" in line]
+    assert done.returncode == 4, done.stdout[-2000:]
+    assert f"--tau2-results-dir={outside}" in done.stderr
+    fixed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--tau2-results-dir={outside}",
+            "-k",
+            "restaurant__pizza_pepperoni",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    collected = [line for line in fixed.stdout.splitlines() if "::" in line]
     assert collected == ["scenarios/test_scenarios.py::test_scenario[restaurant__pizza_pepperoni]"], collected[:5]
 
 

@@ -61,11 +61,6 @@ def test_example_drinks_question_places_no_order(example_run: Recorded) -> None:
     assert "Cola" in said and "Lemonade" in said
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: metrics.json records agent 'oracle' when the tau2_agent fixture is overridden "
-    "(plugin.py tau2_outcome passes participants.describe_agent(settings), which only knows the options)",
-)
 def test_metrics_name_the_python_agent_actually_used(example_run: Recorded) -> None:
     metrics = example_run.run.metrics("restaurant__phone_order")
     assert "PizzaPhoneAgent" in metrics["agent"], metrics["agent"]
