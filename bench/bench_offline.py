@@ -29,7 +29,7 @@ def run_pytest(args: list[str]) -> tuple[float, float, str]:
     """Wall seconds, peak RSS (MB) of any process in the run's tree, and the last output line."""
     env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
     with tempfile.TemporaryDirectory() as results:
-        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tau2-results-dir", results, *args]
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--tau2-results-dir={results}", *args]
         # A fresh interpreter measures each run: RUSAGE_CHILDREN is the max over every reaped descendant.
         probe = (
             "import resource, subprocess, sys, time; t = time.perf_counter(); "
