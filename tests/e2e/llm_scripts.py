@@ -44,6 +44,9 @@ NODE = "scenarios/test_scenarios.py::test_scenario[{}]"
 #: A key that no built-in pattern (``sk-...``, ``Bearer ...``) would catch: only the
 #: per-model secret list can mask it, so finding it anywhere is a real leak.
 SECRET = "tau2e2e-Zq8xW3vLk0pYt7Rm"
+#: Gold actions that end the conversation: the scripted agent performs them as its closing turn,
+#: after speaking, as the offline oracle does (an agent that transfers without a word is stalled).
+ENDING_TOOLS = frozenset({"transfer_to_human_agents"})
 
 
 # ---- tasks ------------------------------------------------------------------------------------
@@ -202,13 +205,22 @@ class ScriptedModels:
     # -- defaults -------------------------------------------------------------------------------
 
     def gold_steps(self, task_id: str) -> list[Reply]:
-        return [call(a["name"], a["arguments"]) for a in self.tasks.gold(task_id)] + [text(t) for t in self.wrap_up]
+        """The gold calls, one per step, then the wrap-up text (a gold transfer is kept for the closing)."""
+        calls = [call(a["name"], a["arguments"]) for a in self.tasks.gold(task_id) if a["name"] not in ENDING_TOOLS]
+        return calls + [text(t) for t in self.wrap_up]
+
+    def gold_closing(self, task_id: str) -> Reply:
+        """The reply to the customer's stop: the gold transfer if the task has one, else EndConversationTool."""
+        ending = [a for a in self.tasks.gold(task_id) if a["name"] in ENDING_TOOLS]
+        if ending:
+            return call(ending[0]["name"], ending[0]["arguments"], content="I am transferring you to a human agent.")
+        return end_call()
 
     def agent_script(self, task_id: str) -> AgentScript:
         with self._lock:
             script = self.agent.get(task_id)
             if script is None:
-                script = self.agent[task_id] = AgentScript(self.gold_steps(task_id))
+                script = self.agent[task_id] = AgentScript(self.gold_steps(task_id), closing=self.gold_closing(task_id))
             return script
 
     def user_script(self, task_id: str) -> UserScript:
