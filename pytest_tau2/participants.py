@@ -9,6 +9,7 @@ Built-in agents: ``oracle`` (offline default), ``litellm`` (any model litellm ac
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,18 +129,30 @@ class Context:
             out[side] = config.safe_dict() if config is not None else None
         return out
 
+    @functools.cached_property
     def secrets(self) -> list[str]:
-        found = []
+        """Credential strings of the configured models (never numbers such as ``max_tokens``)."""
+        found: list[str] = []
         for side in ("agent", "user", "judge"):
             config = self.model_config(side)
             if config is not None:
-                found += [str(v) for k, v in config.args.items() if _secret_key(k) and v]
+                found += config.secrets()
         return found
+
+    def redact_data(self, value: Any) -> Any:
+        """``value`` with every string redacted, walked as data (numbers and structure untouched)."""
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            return {k: self.redact_data(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.redact_data(v) for v in value]
+        return value
 
     def redact(self, text: str) -> str:
         from pytest_tau2.llm.client import redact
 
-        return redact(text, self.secrets())
+        return redact(text, self.secrets)
 
     def data_pin(self) -> dict[str, Any] | None:
         return self.scenario.data_pin(self.settings)
@@ -193,11 +206,6 @@ def _ending_names(scenario: Scenario) -> frozenset[str]:
             if cls.action_name:
                 names.add(cls.action_name)
     return frozenset(names)
-
-
-def _secret_key(key: str) -> bool:
-    key = key.lower()
-    return any(word in key for word in ("key", "token", "secret", "password"))
 
 
 def make_agent(ctx: Context) -> Any:

@@ -326,42 +326,36 @@ def _write_outcome(
 ) -> None:
     scenario = outcome.scenario
     folder = files.scenario_dir(results_dir, scenario.name)
-    redact = ctx.redact
+    redact = ctx.redact_data
     files.write_json(
         folder / "transcript.json",
-        {
-            "scenario": scenario.name,
-            "messages": outcome.conversation.transcript,
-            "initialization": outcome.extra.get("initialization", []),
-        },
+        redact(
+            {
+                "scenario": scenario.name,
+                "messages": outcome.conversation.transcript,
+                "initialization": outcome.extra.get("initialization", []),
+            }
+        ),
     )
     config_dir = folder / "scenario_config"
     files.write_text(config_dir / "agent_prompt.txt", scenario.get_agent_prompt())
     files.write_text(config_dir / "user_prompt.txt", scenario.get_user_prompt())
-    files.write_json(config_dir / "metadata.json", json.loads(redact(json.dumps(ctx.metadata(), default=str))))
+    files.write_json(config_dir / "metadata.json", redact(ctx.metadata()))
     files.write_json(config_dir / "tools.json", ctx.tool_schemas())
     if outcome.judge is not None:
-        files.write_json(
-            folder / "judge_result.json",
-            json.loads(
-                redact(
-                    json.dumps(
-                        {
-                            "model": outcome.judge.model,
-                            "nl_assertion_verdicts": outcome.judge.verdicts,
-                            "judge_input": outcome.judge.judge_input,
-                            "raw_reply": outcome.judge.raw_reply,
-                            "error": outcome.judge.error,
-                        }
-                    )
-                )
-            ),
-        )
+        judge = {
+            "model": outcome.judge.model,
+            "nl_assertion_verdicts": outcome.judge.verdicts,
+            "judge_input": outcome.judge.judge_input,
+            "raw_reply": outcome.judge.raw_reply,
+            "error": outcome.judge.error,
+        }
+        files.write_json(folder / "judge_result.json", redact(judge))
     if settings.save_db:
         for side, db in outcome.final_dbs.items():
             if db is not None:
                 files.write_json(folder / ("final_db.json" if side == "agent" else f"final_{side}_db.json"), db)
-    files.write_json(folder / "metrics.json", json.loads(redact(json.dumps(metrics, default=str))))
+    files.write_json(folder / "metrics.json", redact(metrics))
 
 
 # ---- the test function ----------------------------------------------------------------------------

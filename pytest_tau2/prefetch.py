@@ -17,9 +17,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from pytest_tau2 import participants
 from pytest_tau2.runner import ScenarioOutcome, run_scenario
@@ -35,7 +34,12 @@ class Prefetched:
 
 
 class Prefetcher:
-    """Keeps up to ``width`` scenario runs in flight on a background event loop."""
+    """Keeps up to ``width`` scenario runs in flight on a background event loop.
+
+    A free-slot pool: whenever a run finishes, the next scenario in session order starts, so
+    one long conversation never holds the others back (a fixed window over the item order
+    would wait for it).
+    """
 
     def __init__(
         self, names: list[str], width: int, settings: Settings, scenario_for: Callable[[str], Scenario]
@@ -46,26 +50,39 @@ class Prefetcher:
         self.scenario_for = scenario_for
         self._started: dict[str, Prefetched | BaseException] = {}
         self._done: set[str] = set()
+        self._in_flight = 0
+        self._next = 0  # index in ``names`` of the next scenario to start
+        self._lock = threading.RLock()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="tau2-prefetch", daemon=True)
         self._thread.start()
 
     def take(self, name: str) -> Prefetched:
-        """The run of ``name`` (started now if needed); starts the runs after it up to the width."""
-        if name in self.names:
-            index = self.names.index(name)
-            for upcoming in self.names[index : index + self.width]:
-                self._start(upcoming)
-        else:
+        """The run of ``name`` (started now if it is not yet), after filling the free slots."""
+        with self._lock:
             self._start(name)
-        started = self._started.pop(name)
+            self._fill()
+            started = self._started.pop(name)
         if isinstance(started, BaseException):
             raise started
         return started
 
+    def _fill(self) -> None:
+        while self._in_flight < self.width and self._next < len(self.names):
+            name = self.names[self._next]
+            self._next += 1
+            self._start(name)
+
+    def _finished(self, _: concurrent.futures.Future[ScenarioOutcome]) -> None:
+        # Runs on the loop thread when a conversation ends: hand its slot to the next scenario.
+        with self._lock:
+            self._in_flight -= 1
+            self._fill()
+
     def _start(self, name: str) -> None:
-        if name in self._started or name in self._done:
+        if name in self._done:
             return
+        self._done.add(name)
         try:
             scenario = self.scenario_for(name)
             ctx = participants.Context.for_scenario(scenario, self.settings)
@@ -74,14 +91,12 @@ class Prefetcher:
             judge = participants.make_judge(ctx)
         except BaseException as exc:  # a skip or a bad scenario: re-raised in that item's own fixture
             self._started[name] = exc
-            self._done.add(name)
             return
         coroutine = run_scenario(scenario, agent=agent, user=user, settings=self.settings, judge=judge)
-        self._started[name] = Prefetched(scenario, ctx, self._submit(coroutine))
-        self._done.add(name)
-
-    def _submit(self, coroutine: Coroutine[Any, Any, ScenarioOutcome]) -> concurrent.futures.Future[ScenarioOutcome]:
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        self._in_flight += 1
+        self._started[name] = Prefetched(scenario, ctx, future)
+        future.add_done_callback(self._finished)
 
     def close(self) -> None:
         """Finish: close litellm's clients on this loop, then stop the loop thread."""

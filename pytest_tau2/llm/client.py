@@ -424,24 +424,42 @@ def _tool_calls(message: Any) -> list[ToolCallRequest]:
 
 
 def _cost(litellm: ModuleType, config: ModelConfig, response: Any) -> float | None:
-    try:
-        cost = float(litellm.completion_cost(completion_response=response))
-    except Exception:
-        return None
+    """The call's cost in USD, or None when the model is unpriced (never a made-up 0.0).
+
+    litellm already priced the call (custom ``input_cost_per_token`` arguments included) and
+    left the figure in the response's hidden params; computing it again costs ~1 ms of CPU per
+    call and ignores custom prices.
+    """
+    hidden = getattr(response, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost")
+    if cost is None:
+        try:
+            cost = litellm.completion_cost(completion_response=response)
+        except Exception:
+            return None
+    cost = float(cost)
     if cost == 0.0 and not _is_priced(litellm, config):
         return None
     return cost
 
 
+_PRICED: dict[str, bool] = {}
+
+
 def _is_priced(litellm: ModuleType, config: ModelConfig) -> bool:
-    """Whether litellm knows a price for the model, so 0.0 really means free."""
+    """Whether litellm knows a price for the model, so 0.0 really means free (cached per model)."""
     if "input_cost_per_token" in config.args or "output_cost_per_token" in config.args:
         return True
-    try:
-        info = litellm.get_model_info(model=config.model)
-    except Exception:
-        return False
-    return info.get("input_cost_per_token") is not None or info.get("output_cost_per_token") is not None
+    if config.model not in _PRICED:
+        try:
+            info = litellm.get_model_info(model=config.model)
+        except Exception:
+            _PRICED[config.model] = False
+        else:
+            _PRICED[config.model] = (
+                info.get("input_cost_per_token") is not None or info.get("output_cost_per_token") is not None
+            )
+    return _PRICED[config.model]
 
 
 def _raw(response: Any) -> dict[str, Any]:

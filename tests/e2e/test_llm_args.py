@@ -64,12 +64,6 @@ def test_agent_args_reach_the_model(args_run: Recorded) -> None:
     assert all("max_tokens" not in r for r in for_model(args_run.requests, "user"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: participants.Context.secrets() treats every argument whose name contains 'token' or 'key' as a "
-    "secret and masks str(value) in the serialized JSON, so max_tokens=1024 turns '1024' into *** and "
-    "json.loads fails while writing scenario_config/metadata.json: every scenario ERRORs",
-)
 def test_max_tokens_in_args_keeps_the_results_valid(args_run: Recorded) -> None:
     run = args_run.run
     assert run.outcome_line(SCENARIO) == "PASSED", run.stdout[-3000:]
@@ -105,12 +99,6 @@ def test_unpriced_model_has_no_cost() -> None:
     assert completion.prompt_tokens > 0 and completion.cost is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: llm/client.py _cost() calls litellm.completion_cost(completion_response=...) without the custom "
-    "prices from the args, which raises ModelNotMappedError for the unmapped model, so the cost is None although "
-    "litellm itself priced the call (response._hidden_params['response_cost'])",
-)
 def test_custom_prices_in_args_give_a_cost() -> None:
     with FakeOpenAIServer() as server:
         server.add_handler("agent", text("Hi there, how can I help?"))
