@@ -123,7 +123,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"tau2: agent={participants.describe_agent(s)} user={participants.describe_user(s)} "
         f"judge={s.judge_model or 'none (NL assertions skipped)'}",
         f"tau2: results={s.results_dir}",
-    ]
+    ] + (
+        ["tau2: --tau2-concurrency is ignored under xdist (-n): each worker runs one scenario at a time"]
+        if s.concurrency > 1 and getattr(config.option, "numprocesses", None)
+        else []
+    )
 
 
 # ---- collection ---------------------------------------------------------------------------------
