@@ -290,7 +290,15 @@ def _record(
         user_kind=participants.describe_user(tau2_settings, user),
         infrastructure_error=infra_text,
     )
-    _write_outcome(Path(tau2_settings.results_dir), outcome, metrics, tau2_settings, tau2_context)
+    files.write_scenario_results(
+        files.scenario_dir(Path(tau2_settings.results_dir), outcome.scenario.name),
+        outcome,
+        metrics,
+        metadata=tau2_context.metadata(),
+        tool_schemas=tau2_context.tool_schemas(),
+        save_db=tau2_settings.save_db,
+        redact=tau2_context.redact_data,
+    )
     for key in ("is_successful", "stop_reason", "stalled", "agent_turns"):
         record_property(key, _prop(metrics[key]))
     for key in (
@@ -323,43 +331,6 @@ def _prop(value: Any) -> str:
     if value is None:
         return "N/A"
     return json.dumps(value) if not isinstance(value, str) else value
-
-
-def _write_outcome(
-    results_dir: Path, outcome: ScenarioOutcome, metrics: dict[str, Any], settings: Settings, ctx: participants.Context
-) -> None:
-    scenario = outcome.scenario
-    folder = files.scenario_dir(results_dir, scenario.name)
-    redact = ctx.redact_data
-    files.write_json(
-        folder / "transcript.json",
-        redact(
-            {
-                "scenario": scenario.name,
-                "messages": outcome.conversation.transcript,
-                "initialization": outcome.extra.get("initialization", []),
-            }
-        ),
-    )
-    config_dir = folder / "scenario_config"
-    files.write_text(config_dir / "agent_prompt.txt", scenario.get_agent_prompt())
-    files.write_text(config_dir / "user_prompt.txt", scenario.get_user_prompt())
-    files.write_json(config_dir / "metadata.json", redact(ctx.metadata()))
-    files.write_json(config_dir / "tools.json", ctx.tool_schemas())
-    if outcome.judge is not None:
-        judge = {
-            "model": outcome.judge.model,
-            "nl_assertion_verdicts": outcome.judge.verdicts,
-            "judge_input": outcome.judge.judge_input,
-            "raw_reply": outcome.judge.raw_reply,
-            "error": outcome.judge.error,
-        }
-        files.write_json(folder / "judge_result.json", redact(judge))
-    if settings.save_db:
-        for side, db in outcome.final_dbs.items():
-            if db is not None:
-                files.write_json(folder / ("final_db.json" if side == "agent" else f"final_{side}_db.json"), db)
-    files.write_json(folder / "metrics.json", redact(metrics))
 
 
 # ---- the test function ----------------------------------------------------------------------------
