@@ -164,6 +164,17 @@ def _replay(
 # ---- the run ----------------------------------------------------------------------------------
 
 
+def prepare(
+    scenario: Scenario, settings: Settings
+) -> tuple[GoldResult | None, dict[str, dict[str, Any]], list[dict[str, Any]], dict[str, Environment]]:
+    """Everything before the conversation: gold (cached), seeded states, initialization, tools."""
+    scenario.bind(settings)
+    gold = gold_replay(scenario, settings)
+    states = seed_states(scenario, settings)
+    initialization = apply_initialization(scenario, states)
+    return gold, states, initialization, build_environments(scenario, states)
+
+
 def limits_for(scenario: Scenario, settings: Settings) -> Limits:
     return Limits(
         max_turns=scenario.max_turns if settings.max_turns is None else settings.max_turns,
@@ -186,11 +197,7 @@ async def run_scenario(
 
         return await run_remote_scenario(scenario, agent=agent, user=user, settings=settings, judge=judge)  # type: ignore[arg-type]
     start = time.perf_counter()
-    scenario.bind(settings)
-    gold = gold_replay(scenario, settings)
-    states = seed_states(scenario, settings)
-    initialization = apply_initialization(scenario, states)
-    envs = build_environments(scenario, states)
+    gold, states, initialization, envs = prepare(scenario, settings)
     conversation = Conversation(
         agent=agent,
         user=user,

@@ -33,13 +33,10 @@ from pytest_tau2.errors import InfrastructureError, ProtocolError
 from pytest_tau2.runner import (
     GoldResult,
     ScenarioOutcome,
-    apply_initialization,
-    build_environments,
     gold_dbs,
-    gold_replay,
     limits_for,
+    prepare,
     scenario_verdict,
-    seed_states,
 )
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scenario.model import SuccessSignal
@@ -126,13 +123,9 @@ async def run_remote_scenario(
     ``stop_reason == "error"``, as for :func:`pytest_tau2.runner.run_scenario`.
     """
     start = time.perf_counter()
-    scenario.bind(settings)
-    gold = gold_replay(scenario, settings)
     # The runner keeps its own seeded state: the user side lives here (dual-side domains), and
     # the agent side's initial hash checks that runner and bot start from the same data.
-    states = seed_states(scenario, settings)
-    initialization = apply_initialization(scenario, states)
-    envs = build_environments(scenario, states)
+    gold, states, initialization, envs = prepare(scenario, settings)
     local_db = states["agent"].get("db")
     local_hash = db_hash(local_db) if local_db is not None else None
     if "user" in envs:  # dual-side: each side replays the other's calls on its replica (see BotEnvironment)
