@@ -60,21 +60,39 @@ PATH_OPTIONS = ("--tau2-results-dir", "--tau2-data-dir", "--tau2-eval-data-root"
 
 
 def _check_separated_path_options(config: pytest.Config) -> None:
-    """Refuse ``--tau2-results-dir DIR`` when it has already misled pytest's rootdir search.
+    """Refuse ``--tau2-results-dir DIR`` when it has made pytest miss the project's configuration.
 
-    pytest finds its rootdir (and so pyproject.toml, testpaths and the root conftest) before
-    plugins register their options, so it takes the DIR of ``--tau2-results-dir DIR`` for a test
-    path. With ``--tau2-results-dir=DIR`` it cannot.
+    pytest finds its rootdir and configuration file before plugins register their options, so
+    it takes the DIR of ``--tau2-results-dir DIR`` for a test path; a DIR outside the project
+    moves the search away from the project's pytest.ini/pyproject.toml (testpaths, addopts and
+    the root conftest are then ignored). ``--tau2-results-dir=DIR`` cannot mislead it.
     """
     if config.inipath is not None:
+        return
+    missed = _config_file_between(config.invocation_params.dir, config.rootpath)
+    if missed is None:
         return
     args = [str(a) for a in config.invocation_params.args]
     for flag, value in itertools.pairwise(args):
         if flag in PATH_OPTIONS and Path(value).exists():
             raise pytest.UsageError(
-                f"write {flag}={value} (with '='): given as two arguments, pytest takes {value} for a test "
-                f"path when it looks for the project's configuration, and found none (rootdir {config.rootpath})"
+                f"write {flag}={value} (with '='): given as two arguments, pytest took {value} for a test path "
+                f"while looking for the project's configuration and missed {missed}"
             )
+
+
+def _config_file_between(start: Path, stop: Path) -> Path | None:
+    """A pytest configuration file in ``start`` or its parents below ``stop``, if any."""
+    for folder in (start, *start.parents):
+        if folder == stop:
+            return None
+        for name in ("pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg"):
+            if (folder / name).is_file():
+                return folder / name
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and "[tool.pytest" in pyproject.read_text("utf-8", errors="replace"):
+            return pyproject
+    return None
 
 
 def _settings_from_config(config: pytest.Config) -> Settings:
