@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import difflib
+import fnmatch
 import itertools
 import json
 from collections.abc import Callable
@@ -386,6 +388,30 @@ def _scenario_name(item: pytest.Item) -> str | None:
     if callspec is None or PARAM not in callspec.params:
         return None
     return str(callspec.params[PARAM])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--tau2-scenarios``: keep exactly the named scenarios (names or glob patterns)."""
+    wanted = config.stash[SETTINGS_KEY].scenarios
+    if not wanted:
+        return
+    patterns = [p.strip() for p in wanted.split(",") if p.strip()]
+    names = {item: _scenario_name(item) for item in items}
+    known = sorted({n for n in names.values() if n is not None})
+    unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(n, p) for n in known)]
+    if unmatched:
+        hints = {p: difflib.get_close_matches(p, known, n=3) for p in unmatched}
+        text = "; ".join(f"{p!r}" + (f" (did you mean {', '.join(h)}?)" if h else "") for p, h in hints.items())
+        raise pytest.UsageError(f"--tau2-scenarios: no collected scenario matches {text}")
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        name = names[item]
+        selected = name is None or any(fnmatch.fnmatchcase(name, p) for p in patterns)
+        (keep if selected else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -32,6 +32,12 @@ class Option:
 
 OPTIONS: tuple[Option, ...] = (
     Option(
+        "scenarios",
+        "Comma-separated scenario names or glob patterns to run, matched exactly "
+        "(unlike -k, a name never selects the longer names it is a prefix of).",
+        None,
+    ),
+    Option(
         "agent",
         "Built-in agent: oracle (offline default), litellm (default when --tau2-agent-model is set), "
         "replay:PATH (re-run recorded tool calls from a JSON Lines file).",
@@ -96,6 +102,7 @@ OPTIONS: tuple[Option, ...] = (
 
 @dataclass(frozen=True)
 class Settings:
+    scenarios: str | None = None
     agent: str | None = None
     user: str | None = None
     agent_model: str | None = None

@@ -1,0 +1,39 @@
+"""``--tau2-scenarios`` selects exact names or glob patterns; an unknown name is a usage error."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def collect(*args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_exact_names_do_not_select_their_prefixes() -> None:
+    done = collect("--tau2-scenarios", "restaurant__party_order,restaurant__pizza*")
+    items = sorted(line for line in done.stdout.splitlines() if "::" in line)
+    assert items == [
+        "scenarios/test_scenarios.py::test_scenario[restaurant__party_order]",
+        "scenarios/test_scenarios.py::test_scenario[restaurant__pizza_pepperoni]",
+    ], done.stdout[-2000:]
+
+
+def test_an_unknown_name_is_a_usage_error_with_suggestions() -> None:
+    done = collect("--tau2-scenarios", "restaurant__pizza_peperoni")
+    assert done.returncode == 4
+    assert "no collected scenario matches 'restaurant__pizza_peperoni'" in done.stderr
+    assert "did you mean restaurant__pizza_pepperoni" in done.stderr
