@@ -219,7 +219,7 @@ def _prune_equal(old: Any, new: Any, levels: int) -> tuple[Any, Any]:
 
 
 def _short(value: Any, limit: int = 300) -> str:
-    text = json.dumps(value, default=str, sort_keys=True)
+    text = json.dumps(value, default=str, sort_keys=True) if not isinstance(value, str) else repr(value)
     if isinstance(value, dict) and set(value) >= {"old_value", "new_value"}:
         text = f"expected {_short(value['old_value'], limit)} but found {_short(value['new_value'], limit)}"
         if "old_type" in value:
