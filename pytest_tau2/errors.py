@@ -34,8 +34,13 @@ class InfrastructureError(Tau2Error):
     """Something outside the agent under test failed (LLM transport, WebSocket, ...).
 
     The test item ends as a pytest *error*, not a failure, and the run summary
-    counts it separately from agent failures.
+    counts it separately from agent failures. ``fatal`` marks failures that every later
+    scenario would repeat (missing or rejected credentials): the run stops after this item.
     """
+
+    def __init__(self, message: str, *, fatal: bool = False) -> None:
+        super().__init__(message)
+        self.fatal = fatal
 
 
 class ProtocolError(InfrastructureError):

@@ -263,7 +263,7 @@ def tau2_outcome(
 
     return _or_fail(
         tau2_scenario.name,
-        lambda: _record(run(), tau2_agent, tau2_user, tau2_context, tau2_settings, record_property),
+        lambda: _record(run(), tau2_agent, tau2_user, tau2_context, tau2_settings, record_property, request.session),
     )
 
 
@@ -298,6 +298,7 @@ def _record(
     tau2_context: participants.Context,
     tau2_settings: Settings,
     record_property: Any,
+    session: pytest.Session | None = None,
 ) -> ScenarioOutcome:
     infra = outcome.conversation.error
     infra_text = tau2_context.redact(str(infra)) if infra is not None else None
@@ -332,6 +333,9 @@ def _record(
         record_property(key, _prop(metrics[key]))
     if infra_text is not None:
         record_property("infrastructure_error", infra_text)
+        if getattr(infra, "fatal", False) and session is not None:
+            # Every later scenario would fail the same way (e.g. no API key): stop the run here.
+            session.shouldstop = f"stopping the run: {infra_text}"
         raise InfrastructureError(f"infrastructure error, not an agent failure: {infra_text}")
     return outcome
 

@@ -276,7 +276,20 @@ def _retryable_types(litellm: ModuleType) -> tuple[type[BaseException], ...]:
     return (*found, asyncio.TimeoutError, ConnectionError)
 
 
+def _is_credentials_error(exc: BaseException) -> bool:
+    """Missing or rejected credentials: retrying, or running the next scenario, cannot help.
+
+    litellm reports a missing key as a 500 ("Missing credentials"), so the status alone is not
+    enough.
+    """
+    status = getattr(exc, "status_code", None)
+    text = str(exc).lower()
+    return status in (401, 403) or "missing credentials" in text or "api_key client option must be set" in text
+
+
 def _is_retryable(exc: BaseException, litellm: ModuleType) -> bool:
+    if _is_credentials_error(exc):
+        return False
     if isinstance(exc, _retryable_types(litellm)):
         return True
     # Generic litellm.APIError and provider errors carry the HTTP status only.
@@ -382,7 +395,8 @@ def _infrastructure_error(config: ModelConfig, attempts: int, exc: BaseException
     return InfrastructureError(
         f"LLM call to model {config.model!r} failed after {attempts} {plural} "
         f"(last {kind}: {_error_text(config, exc)}). Check the model name, "
-        f"api_base and credentials, or raise the retry/timeout settings."
+        f"api_base and credentials, or raise the retry/timeout settings.",
+        fatal=_is_credentials_error(exc),
     )
 
 

@@ -113,6 +113,11 @@ def render(metrics: list[dict[str, Any]], errored: list[str] | None = None) -> s
         for domain in domains:
             part = summarize(m for m in metrics if m.get("domain") == domain)
             lines.append(f"  {domain}: {_headline(part)}")
+    agents = sorted({str(m.get("agent")) for m in metrics if m.get("agent")})
+    users = sorted({str(m.get("user")) for m in metrics if m.get("user")})
+    if agents or users:
+        lines.append("")
+        lines.append(f"Agent: {', '.join(agents) or 'n/a'}; user: {', '.join(users) or 'n/a'}")
     used = {side: t for side, t in total.tokens.items() if t["calls"]}
     if used:
         lines.append("")
