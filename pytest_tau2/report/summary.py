@@ -16,10 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SIGNAL_FIELDS = (
-    ("Action match", "is_action_match"),
-    ("DB-state match", "db_state_match"),
-    ("Clean exit", "clean_exit"),
-    ("Judge passed", "judge_passed"),
+    ("Action match", "is_action_match", "action_match"),
+    ("DB-state match", "db_state_match", "db_state_match"),
+    ("Clean exit", "clean_exit", "clean_exit"),
+    ("Judge passed", "judge_passed", "judge_passed"),
+)
+ALL_SIGNALS = frozenset(
+    ("action_match", "db_state_match", "db_state_assertion", "nl_assertion", "judge_passed", "clean_exit")
 )
 
 
@@ -48,6 +51,8 @@ class Summary:
     not_applicable: int = 0
     setup_errors: int = 0
     signals: dict[str, Rate] = field(default_factory=lambda: defaultdict(Rate))
+    informational: dict[str, Rate] = field(default_factory=lambda: defaultdict(Rate))
+    """Rates of signals computed where they are not success signals (saved as ``excluded``)."""
     tokens: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
@@ -72,13 +77,19 @@ def summarize(metrics: Iterable[dict[str, Any]]) -> Summary:
             summary.successful += 1
         else:
             summary.failed += 1
-        for label, key in SIGNAL_FIELDS:
+        # A signal counts in the rates of the scenarios it gates; elsewhere it is informational.
+        gating = set(m.get("success_signals") or ALL_SIGNALS)
+
+        def rates(signal: str, gating: set[str] = gating) -> dict[str, Rate]:
+            return summary.signals if signal in gating else summary.informational
+
+        for label, key, signal in SIGNAL_FIELDS:
             if isinstance(m.get(key), bool):
-                summary.signals[label].add(m[key])
+                rates(signal)[label].add(m[key])
         for verdict in m.get("nl_assertion_verdicts") or []:
-            summary.signals["NL-Assertion pass"].add(verdict.get("passed") is True)
+            rates("nl_assertion")["NL-Assertion pass"].add(verdict.get("passed") is True)
         for verdict in m.get("db_state_assertion_verdicts") or []:
-            summary.signals["DB-state assertion pass"].add(verdict.get("passed") is True)
+            rates("db_state_assertion")["DB-state assertion pass"].add(verdict.get("passed") is True)
     return summary
 
 
@@ -105,7 +116,11 @@ def render(metrics: list[dict[str, Any]], errored: list[str] | None = None) -> s
     if errored:
         shown = ", ".join(errored[:10]) + (f" and {len(errored) - 10} more" if len(errored) > 10 else "")
         lines.append(f"  errors without a result: {shown}")
-    lines += _rates(total)
+    lines += _rates(total.signals)
+    informational = _rates(total.informational)
+    if informational:
+        lines.append("Informational (computed, but not success signals of those scenarios):")
+        lines += informational
     domains = sorted({m.get("domain", "?") for m in metrics})
     if len(domains) > 1:
         lines.append("")
@@ -147,7 +162,7 @@ def _headline(s: Summary) -> str:
     return text
 
 
-def _rates(s: Summary) -> list[str]:
+def _rates(signals: dict[str, Rate]) -> list[str]:
     order = [
         "Action match",
         "DB-state match",
@@ -158,7 +173,7 @@ def _rates(s: Summary) -> list[str]:
     ]
     lines = []
     for label in order:
-        rate = s.signals.get(label)
+        rate = signals.get(label)
         if rate is not None and rate.total:
             unit = {"NL-Assertion pass": " assertions", "DB-state assertion pass": " predicates"}.get(label, "")
             lines.append(f"  {label}: {rate}{unit}")
