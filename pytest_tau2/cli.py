@@ -12,16 +12,22 @@ Evaluations themselves run through pytest, e.g.: pytest -k tau2_retail"""
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["data"]:
+    command = args[0] if args else None
+    if command == "data":
         from pytest_tau2.data.__main__ import main as data_main
 
-        return data_main(args[1:])
-    if args[:1] == ["bot"]:
+        return data_main(args[1:], prog="pytest-tau2 data")
+    if command == "bot":
         from pytest_tau2.bot.__main__ import main as bot_main
 
-        return int(bot_main(args[1:]) or 0)
+        return int(bot_main(args[1:], prog="pytest-tau2 bot") or 0)
+    if command in ("-h", "--help"):
+        print(USAGE)
+        return 0
+    if command is not None:
+        print(f"pytest-tau2: unknown command {command!r}", file=sys.stderr)
     print(USAGE, file=sys.stderr)
-    return 0 if args[:1] in (["-h"], ["--help"]) else 2
+    return 2
 
 
 if __name__ == "__main__":

@@ -28,8 +28,8 @@ from pytest_tau2.settings import Settings
 log = logging.getLogger("pytest_tau2.bot")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m pytest_tau2.bot", description=__doc__.split("\n\n")[0])
+def build_parser(prog: str = "python -m pytest_tau2.bot") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
     parser.add_argument("--port", type=int, default=8765, help="port (0: any free port; default 8765)")
     agent = parser.add_mutually_exclusive_group()
@@ -82,8 +82,8 @@ def import_scenarios(modules: Sequence[str]) -> None:
         importlib.import_module(module)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None, prog: str = "python -m pytest_tau2.bot") -> int:
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     level = logging.getLevelName(args.log_level.upper())
     logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s")

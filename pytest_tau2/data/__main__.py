@@ -31,10 +31,10 @@ _SOURCE_WORDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m pytest_tau2.data") -> argparse.ArgumentParser:
     """Return the argument parser for both subcommands."""
     parser = argparse.ArgumentParser(
-        prog="python -m pytest_tau2.data",
+        prog=prog,
         description=f"Download or check the tau2 data pinned at {PIN_SOURCE}@{PIN_COMMIT[:12]}.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
@@ -105,9 +105,9 @@ def run_verify(args: argparse.Namespace) -> int:
     return 0 if failed == 0 else 1
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "python -m pytest_tau2.data") -> int:
     """Entry point; returns the process exit code."""
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     if args.command == "fetch":
         return run_fetch(args)
     return run_verify(args)

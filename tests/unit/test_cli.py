@@ -19,7 +19,7 @@ def test_no_arguments_prints_usage_and_fails(capsys: pytest.CaptureFixture[str])
 
 def test_help_succeeds(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
-    assert "pytest -k tau2_retail" in capsys.readouterr().err
+    assert "pytest -k tau2_retail" in capsys.readouterr().out
 
 
 @pytest.mark.skipif(not (DATA / "tau2").is_dir(), reason="pinned tau2 data not available")
@@ -35,3 +35,14 @@ def test_data_verify_of_an_empty_folder_fails_naming_the_fix(
     assert main(["data", "verify", "--data-dir", str(tmp_path), "--domain", "retail"]) != 0
     out = capsys.readouterr()
     assert "fetch" in out.out + out.err
+
+
+def test_an_unknown_command_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bogus"]) == 2
+    assert "unknown command 'bogus'" in capsys.readouterr().err
+
+
+def test_subcommand_help_names_the_console_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["data", "--help"])
+    assert "usage: pytest-tau2 data" in capsys.readouterr().out
