@@ -24,7 +24,7 @@ from pytest_tau2 import participants
 from pytest_tau2.errors import InfrastructureError, Tau2Error
 from pytest_tau2.report import files
 from pytest_tau2.report.metrics import build_metrics
-from pytest_tau2.report.summary import render
+from pytest_tau2.run_report import SCENARIO_PROPERTY, RunReport
 from pytest_tau2.runner import ScenarioOutcome, run_scenario
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scenario.registry import all_scenarios
@@ -32,7 +32,7 @@ from pytest_tau2.settings import OPTIONS, Settings, resolve
 
 T = TypeVar("T")
 SETTINGS_KEY = pytest.StashKey[Settings]()
-REPORTED_KEY = pytest.StashKey[list[str]]()  # names of scenarios reported in this session
+CATALOG_KEY = pytest.StashKey["ScenarioCatalog"]()
 PARAM = "tau2_scenario_name"
 MARKERS = {
     "tau2": "a pytest-tau2 evaluation scenario",
@@ -125,7 +125,10 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         _check_separated_path_options(config)
         config.stash[SETTINGS_KEY] = _settings_from_config(config)
-    config.stash[REPORTED_KEY] = []
+    config.stash[CATALOG_KEY] = ScenarioCatalog(config.stash[SETTINGS_KEY])
+    config.pluginmanager.register(
+        RunReport(Path(config.stash[SETTINGS_KEY].results_dir), is_worker=_is_worker(config)), "tau2-run-report"
+    )
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(), "tau2-xdist")
 
@@ -154,33 +157,45 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if PARAM not in metafunc.fixturenames:
-        return
-    settings = metafunc.config.stash[SETTINGS_KEY]
-    errors: list[tuple[str, Exception]] = []
-    scenarios = all_scenarios(settings, errors)
-    _SCENARIOS.update(scenarios)
-    params = [
-        pytest.param(name, id=name, marks=[getattr(pytest.mark, m) for m in ("tau2", *cls.tags)])
-        for name, cls in scenarios.items()
-    ]
-    for domain, exc in errors:
-        # One item per broken domain carries the error, instead of one traceback per scenario.
-        params.append(pytest.param(f"{domain}__unavailable", id=f"{domain}__unavailable", marks=[pytest.mark.tau2]))
-        _SOURCE_ERRORS[f"{domain}__unavailable"] = exc
-    metafunc.parametrize(PARAM, params)
+    if PARAM in metafunc.fixturenames:
+        metafunc.parametrize(PARAM, metafunc.config.stash[CATALOG_KEY].params())
 
 
-_SOURCE_ERRORS: dict[str, Exception] = {}
-_SCENARIOS: dict[str, type[Scenario]] = {}
+class ScenarioCatalog:
+    """Every scenario of this run by name, computed once; broken domains keep their error."""
 
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.classes: dict[str, type[Scenario]] = {}
+        self.errors: dict[str, Exception] = {}
+        self._loaded = False
 
-def scenario_class(name: str, settings: Settings) -> type[Scenario]:
-    if name in _SOURCE_ERRORS:
-        raise _SOURCE_ERRORS[name]
-    if name not in _SCENARIOS:
-        _SCENARIOS.update(all_scenarios(settings))
-    return _SCENARIOS[name]
+    def _load(self) -> None:
+        if not self._loaded:
+            found: list[tuple[str, Exception]] = []
+            self.classes = all_scenarios(self.settings, found)
+            # One item per broken domain carries the error, instead of one traceback per scenario.
+            self.errors = {f"{domain}__unavailable": exc for domain, exc in found}
+            self._loaded = True
+
+    def params(self) -> list[Any]:
+        self._load()
+        params = [
+            pytest.param(name, id=name, marks=[getattr(pytest.mark, m) for m in ("tau2", *cls.tags)])
+            for name, cls in self.classes.items()
+        ]
+        params += [pytest.param(name, id=name, marks=[pytest.mark.tau2]) for name in self.errors]
+        return params
+
+    def get(self, name: str) -> type[Scenario]:
+        self._load()
+        if name in self.errors:
+            raise self.errors[name]
+        return self.classes[name]
+
+    def instance(self, name: str) -> Scenario:
+        """A fresh scenario object, bound to the run's settings."""
+        return self.get(name)().bind(self.settings)
 
 
 # ---- fixtures -----------------------------------------------------------------------------------
@@ -193,9 +208,10 @@ def tau2_settings(pytestconfig: pytest.Config) -> Settings:
 
 
 @pytest.fixture
-def tau2_scenario(tau2_scenario_name: str, tau2_settings: Settings) -> Scenario:
+def tau2_scenario(tau2_scenario_name: str, pytestconfig: pytest.Config) -> Scenario:
     """The scenario instance under test."""
-    return _or_fail(tau2_scenario_name, lambda: scenario_class(tau2_scenario_name, tau2_settings)().bind(tau2_settings))
+    catalog = pytestconfig.stash[CATALOG_KEY]
+    return _or_fail(tau2_scenario_name, lambda: catalog.instance(tau2_scenario_name))
 
 
 def _or_fail(name: str, build: Callable[[], T]) -> T:
@@ -285,7 +301,7 @@ def _prefetcher(request: pytest.FixtureRequest, settings: Settings, built: tuple
             names,
             settings.concurrency,
             settings,
-            lambda name: scenario_class(name, settings)().bind(settings),
+            request.config.stash[CATALOG_KEY].instance,
         )
         request.config.stash[PREFETCH_KEY] = prefetcher
     return prefetcher
@@ -422,27 +438,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     name = _scenario_name(item)
     if name is not None:
         # Recorded before anything can fail, so the summary knows every scenario that ran.
-        item.user_properties.append(("tau2_scenario", name))
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.when not in ("setup", "call"):
-        return
-    if report.when == "setup" and report.skipped:
-        return  # skipped before running (e.g. not in the replay file): not part of the run's results
-    for key, value in report.user_properties:
-        if key == "tau2_scenario":
-            reported = _CONFIG[0].stash[REPORTED_KEY] if _CONFIG else None
-            if reported is not None and str(value) not in reported:
-                reported.append(str(value))
-
-
-_CONFIG: list[pytest.Config] = []
+        item.user_properties.append((SCENARIO_PROPERTY, name))
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
-    _CONFIG[:] = [session.config]
     settings = session.config.stash[SETTINGS_KEY]
     if (
         participants.uses_llm(settings)
@@ -462,38 +462,7 @@ def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
-def _run_metrics(config: pytest.Config) -> tuple[list[dict[str, Any]], list[str]]:
-    """Metrics of every scenario reported in this run, and the names that left none (errors)."""
-    settings = config.stash[SETTINGS_KEY]
-    out, missing = [], []
-    names: list[str] = config.stash[REPORTED_KEY]
-    for name in sorted(set(names)):
-        path = Path(settings.results_dir) / name / "metrics.json"
-        if path.exists():
-            out.append(json.loads(path.read_text("utf-8")))
-        else:
-            missing.append(name)
-    return out, missing
-
-
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    config = session.config
-    prefetcher = config.stash.get(PREFETCH_KEY, None)
+    prefetcher = session.config.stash.get(PREFETCH_KEY, None)
     if prefetcher is not None:
         prefetcher.close()
-    if _is_worker(config) or not config.stash.get(REPORTED_KEY, None):
-        return
-    metrics, missing = _run_metrics(config)
-    results = Path(config.stash[SETTINGS_KEY].results_dir)
-    files.write_json(results / "all_metrics.json", {"scenarios": metrics, "errors_without_result": missing})
-    files.write_text(results / "all_summary.txt", render(metrics, missing))
-
-
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    if _is_worker(config) or not config.stash.get(REPORTED_KEY, None):
-        return
-    metrics, missing = _run_metrics(config)
-    terminalreporter.section("tau2 summary")
-    for line in render(metrics, missing).rstrip().splitlines():
-        terminalreporter.write_line(line)
-    terminalreporter.write_line(f"results: {config.stash[SETTINGS_KEY].results_dir}")
