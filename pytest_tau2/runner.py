@@ -14,7 +14,7 @@ from typing import Any
 
 from pytest_tau2.conversation.loop import Conversation, ConversationResult, Limits
 from pytest_tau2.conversation.protocol import Participant
-from pytest_tau2.environment.db import db_diff, db_hash, fresh_db
+from pytest_tau2.environment.db import db_hash, fresh_db
 from pytest_tau2.environment.env import Environment
 from pytest_tau2.environment.tools import resolve_tool
 from pytest_tau2.errors import DataError
@@ -259,7 +259,6 @@ __all__ = [
     "ScenarioOutcome",
     "apply_initialization",
     "build_environments",
-    "db_diff",
     "gold_replay",
     "run_scenario",
     "seed_states",

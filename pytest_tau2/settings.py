@@ -7,8 +7,7 @@ The plugin registers options and ini keys from :data:`OPTIONS`, and builds one f
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import asdict, dataclass
 from typing import Any
 
 
@@ -126,7 +125,6 @@ class Settings:
     llm_timeout: float = 120.0
     concurrency: int = 1
     telecom_tasks: str = "base"
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def agent_kind(self) -> str:
@@ -205,7 +203,3 @@ def resolve(cli: dict[str, Any], ini: dict[str, Any], environ: dict[str, str] | 
         if minimum is not None and value is not None and value < minimum:
             raise ValueError(f"{option.flag} (ini {option.ini}) must be at least {minimum:g}, got {value!r}")
     return values
-
-
-def default_results_dir(root: Path, stamp: str) -> Path:
-    return root / "tau2-results" / stamp

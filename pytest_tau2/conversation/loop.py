@@ -208,8 +208,3 @@ class Conversation:
     def _append(self, entry: dict[str, Any]) -> None:
         entry["turn_idx"] = len(self.transcript)
         self.transcript.append(entry)
-
-
-async def run_conversation(**kwargs: Any) -> ConversationResult:
-    """Convenience wrapper: ``Conversation(**kwargs).run()``."""
-    return await Conversation(**kwargs).run()

@@ -18,7 +18,6 @@ from typing import Any, ClassVar
 from pytest_tau2.errors import ScenarioDefinitionError
 from pytest_tau2.scenario.model import Actions, Persona, Resources, SuccessSignal, Task
 
-SIDES = ("agent", "user")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*?__[A-Za-z0-9_.-]+")
 
 
