@@ -7,7 +7,7 @@ The plugin registers options and ini keys from :data:`OPTIONS`, and builds one f
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
@@ -125,6 +125,8 @@ class Settings:
     llm_timeout: float = 120.0
     concurrency: int = 1
     telecom_tasks: str = "base"
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Free-form values for plugins and conftests built on pytest-tau2 (shipped to xdist workers)."""
 
     @property
     def agent_kind(self) -> str:
