@@ -1,9 +1,10 @@
 """The offline participants: the oracle agent and the scripted user.
 
 With no model configured, the oracle performs the scenario's gold actions through the real
-tool surface and the scripted user opens with the goal, confirms, and performs the user-side
-gold actions (telecom's phone). Together they are the harness's end-to-end self-check: every
-scenario whose gold actions are right must pass.
+tool surface and states the facts the task says the agent must communicate; the scripted user
+opens with the goal, confirms, and performs the user-side gold actions (telecom's phone).
+Together they are the harness's end-to-end self-check: every scenario whose gold actions are
+right must pass.
 
 Both share one :class:`GoldPlan`, a cursor over the gold actions in upstream order, so
 agent-side and user-side steps interleave exactly as in the reference trajectory.
@@ -25,6 +26,8 @@ class GoldPlan:
     actions: list[dict[str, Any]]
     ending_tools: frozenset[str] = frozenset()
     """Agent tool names that end the conversation (held back until the oracle's last turn)."""
+    communicate: tuple[str, ...] = ()
+    """Facts the agent must tell the user (tau2's ``communicate_info``): the oracle states them."""
     cursor: int = 0
 
     def take(self, side: str) -> list[dict[str, Any]]:
@@ -86,7 +89,18 @@ class OracleAgent:
         self.plan.cursor = len(self.plan.actions)
         self.turns += 1
         calls = _calls(endings[:1]) if endings else [ToolCall(self.exit_tool, {})]
-        return Reply(text="Thank you for contacting us. Goodbye!", tool_calls=calls)
+        return Reply(text=closing_message(self.plan.communicate), tool_calls=calls)
+
+
+def closing_message(facts: Sequence[str]) -> str:
+    """The oracle's last words: every fact it must communicate, verbatim, then goodbye.
+
+    tau2 scores COMMUNICATE by finding each string in some agent message (airline's basis), so
+    a perfect agent states them; the oracle says them all in its closing turn.
+    """
+    if not facts:
+        return "Thank you for contacting us. Goodbye!"
+    return f"To confirm: {'; '.join(facts)}. Thank you for contacting us. Goodbye!"
 
 
 @dataclass

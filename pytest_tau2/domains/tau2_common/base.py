@@ -88,6 +88,11 @@ class Tau2BaseScenario(Scenario):
         return list(self.criteria.get("nl_assertions") or []) or None
 
     @property
+    def communicate_info(self) -> tuple[str, ...]:
+        """Facts the agent must tell the user (upstream's COMMUNICATE check; the oracle states them)."""
+        return tuple(str(info) for info in self.criteria.get("communicate_info") or [])
+
+    @property
     def db_state_assertions(self) -> list[dict[str, Any]] | None:  # type: ignore[override]
         return list(self.criteria.get("env_assertions") or []) or None
 
