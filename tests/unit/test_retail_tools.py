@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from pytest_tau2.domains.tau2_retail import ACTION_NAME_TO_TOOL, TOOL_CLASSES, read_db
+from pytest_tau2.domains.tau2_retail.base import RetailTool
 from pytest_tau2.domains.tau2_retail.db import OPTIONAL_ORDER_KEYS, complete_order
-from pytest_tau2.domains.tau2_retail.tools import RetailTool
 from pytest_tau2.environment import Environment, Tool, copy_db, db_hash, resolve_tool
 from pytest_tau2.environment.tools import TOOL_REGISTRY
 

@@ -1,0 +1,297 @@
+"""What every airline tool shares: constants, argument schemas, upstream's model
+conversions, and the base class with the lookups and the payment rule for changes.
+
+Behaviour follows upstream tau2's airline toolkit check for check: the same arguments, the
+same refusals in the same order with the same messages, the same effects (including what
+upstream does *not* check: no 24-hour or membership rule, no seat release on cancel, a
+certificate consumed whole). Two deliberate additions:
+
+- ids are found whatever their spelling (:mod:`pytest_tau2.environment.ids`): reservation and
+  user ids, flight numbers and payment ids; what is written back keeps the stored spelling.
+  Dates and airport codes compare exactly.
+- ``calculate`` refuses integer powers whose result would be astronomically large (upstream
+  would hang on ``9**9**9**9``); every other expression gives upstream's result or error.
+
+Type rules (they change the DB hash): values upstream builds through a pydantic model are
+coerced the way the model does it (payments and booked baggage counts to ``int``,
+certificate amounts to ``float``); values it assigns directly keep the type they were given
+(``update_reservation_baggages`` stores the counts as passed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from pytest_tau2.environment.ids import find_key
+from pytest_tau2.environment.tools import Tool
+from pytest_tau2.errors import ToolError
+
+JSONDict = dict[str, Any]
+
+NAMESPACE = "tau2_airline"
+NEW_RESERVATION_IDS: tuple[str, ...] = ("HATHAT", "HATHAU", "HATHAV")
+NEW_CERTIFICATE_IDS: tuple[str, ...] = ("certificate_3221322", "certificate_3221323", "certificate_3221324")
+NOW = "2024-05-15T15:00:00"
+"""The fixed clock of the airline domain (``created_at`` of new reservations)."""
+CABINS: tuple[str, ...] = ("business", "economy", "basic_economy")
+FLIGHT_TYPES: tuple[str, ...] = ("round_trip", "one_way")
+INSURANCE_CHOICES: tuple[str, ...] = ("yes", "no")
+INSURANCE_FEE = 30
+"""Per passenger."""
+BAG_FEE = 50
+"""Per non-free bag."""
+BALANCE_SOURCES: frozenset[str] = frozenset({"gift_card", "certificate"})
+AIRPORTS: tuple[tuple[str, str], ...] = (
+    ("SFO", "San Francisco"),
+    ("JFK", "New York"),
+    ("LAX", "Los Angeles"),
+    ("ORD", "Chicago"),
+    ("DFW", "Dallas"),
+    ("DEN", "Denver"),
+    ("SEA", "Seattle"),
+    ("ATL", "Atlanta"),
+    ("MIA", "Miami"),
+    ("BOS", "Boston"),
+    ("PHX", "Phoenix"),
+    ("IAH", "Houston"),
+    ("LAS", "Las Vegas"),
+    ("MCO", "Orlando"),
+    ("EWR", "Newark"),
+    ("CLT", "Charlotte"),
+    ("MSP", "Minneapolis"),
+    ("DTW", "Detroit"),
+    ("PHL", "Philadelphia"),
+    ("LGA", "LaGuardia"),
+)
+
+
+# --------------------------------------------------------------------------- schemas
+
+
+def string(description: str, choices: Sequence[str] | None = None) -> JSONDict:
+    schema: JSONDict = {"type": "string", "description": description}
+    if choices is not None:
+        schema["enum"] = list(choices)
+    return schema
+
+
+def integer(description: str) -> JSONDict:
+    return {"type": "integer", "description": description}
+
+
+def item(properties: JSONDict) -> JSONDict:
+    """A nested object: every property required, unknown keys tolerated (upstream drops them)."""
+    return {"type": "object", "properties": properties, "required": list(properties)}
+
+
+def array(description: str, items: JSONDict) -> JSONDict:
+    return {"type": "array", "description": description, "items": items}
+
+
+def arguments(**properties: JSONDict) -> JSONDict:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+USER_ID = string("The user's id, e.g. 'emma_kim_9957'.")
+RESERVATION_ID = string("The reservation id, six letters and digits, e.g. 'EHGLP3'.")
+FLIGHT_NUMBER = string("The flight number, e.g. 'HAT170'.")
+DATE = string("A date written YYYY-MM-DD, e.g. '2024-05-22'.")
+AIRPORT = string("An airport's IATA code, e.g. 'JFK'.")
+CABIN = string("The cabin class.", CABINS)
+PAYMENT_ID = string("The id of a payment method in the user's profile, e.g. 'credit_card_4421486'.")
+FLIGHT_ITEM = item({"flight_number": FLIGHT_NUMBER, "date": DATE})
+PASSENGER_ITEM = item(
+    {
+        "first_name": string("The passenger's first name."),
+        "last_name": string("The passenger's last name."),
+        "dob": string("The passenger's date of birth, YYYY-MM-DD."),
+    }
+)
+PAYMENT_ITEM = item({"payment_id": PAYMENT_ID, "amount": integer("The whole-dollar amount charged to this method.")})
+
+
+# --------------------------------------------------------------------------- model-like coercion
+
+
+def _invalid(model: str, field: str, detail: str) -> ToolError:
+    """A refusal shaped like the pydantic validation error upstream raises."""
+    return ToolError(f"1 validation error for {model}\n{field}\n  {detail}")
+
+
+def as_int(value: Any, model: str, field: str) -> int:
+    """What a pydantic ``int`` field makes of ``value`` (lax mode)."""
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, float):
+        raise _invalid(model, field, "Input should be a valid integer, got a number with a fractional part")
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            raise _invalid(
+                model, field, "Input should be a valid integer, unable to parse string as an integer"
+            ) from None
+    raise _invalid(model, field, "Input should be a valid integer")
+
+
+def as_float(value: Any, model: str, field: str) -> float:
+    """What a pydantic ``float`` field makes of ``value`` (lax mode)."""
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            raise _invalid(model, field, "Input should be a valid number, unable to parse string as a number") from None
+    raise _invalid(model, field, "Input should be a valid number")
+
+
+def as_choice(value: Any, choices: Sequence[str], model: str, field: str) -> str:
+    if value in choices and isinstance(value, str):
+        return value
+    quoted = [f"'{c}'" for c in choices]
+    options = ", ".join(quoted[:-1]) + f" or {quoted[-1]}"
+    raise _invalid(model, field, f"Input should be {options}")
+
+
+def _text(entry: Any, key: str, model: str) -> str:
+    if not isinstance(entry, Mapping):
+        raise _invalid(model, key, "Input should be a valid dictionary")
+    if key not in entry:
+        raise _invalid(model, key, "Field required")
+    value = entry[key]
+    if not isinstance(value, str):
+        raise _invalid(model, key, "Input should be a valid string")
+    return value
+
+
+def flight_info_record(entry: Any) -> JSONDict:
+    return {"flight_number": _text(entry, "flight_number", "FlightInfo"), "date": _text(entry, "date", "FlightInfo")}
+
+
+def passenger_record(entry: Any) -> JSONDict:
+    return {key: _text(entry, key, "Passenger") for key in ("first_name", "last_name", "dob")}
+
+
+def payment_record(entry: Any) -> JSONDict:
+    payment_id = _text(entry, "payment_id", "Payment")
+    if "amount" not in entry:
+        raise _invalid("Payment", "amount", "Field required")
+    return {"payment_id": payment_id, "amount": as_int(entry["amount"], "Payment", "amount")}
+
+
+# --------------------------------------------------------------------------- base
+
+
+class AirlineTool(Tool):
+    """Base of the airline tools: lookups shared by several tools."""
+
+    abstract = True
+    namespace: ClassVar[str] = NAMESPACE
+
+    def _user(self, user_id: str) -> JSONDict:
+        return _lookup(self.db["users"], user_id, f"User {user_id} not found")
+
+    def _reservation(self, reservation_id: str) -> JSONDict:
+        return _lookup(self.db["reservations"], reservation_id, f"Reservation {reservation_id} not found")
+
+    def _flight(self, flight_number: str) -> JSONDict:
+        return _lookup(self.db["flights"], flight_number, f"Flight {flight_number} not found")
+
+    def _flight_date(self, flight_number: str, date: str) -> tuple[JSONDict, JSONDict]:
+        """The flight and its status on ``date`` (dates compare exactly)."""
+        flight = self._flight(flight_number)
+        day = flight["dates"].get(date) if isinstance(date, str) else None
+        if day is None:
+            raise ToolError(f"Flight {flight_number} not found on date {date}")
+        return flight, day
+
+    def _bookable(self, flight_number: str, date: str, cabin: str, passengers: int) -> tuple[JSONDict, JSONDict]:
+        """The flight and its date status, refused unless available with enough seats in ``cabin``."""
+        flight, day = self._flight_date(flight_number, date)
+        if day.get("status") != "available":
+            raise ToolError(f"Flight {flight_number} not available on date {date}")
+        if day["available_seats"][cabin] < passengers:
+            raise ToolError(f"Not enough seats on flight {flight_number}")
+        return flight, day
+
+    def _direct_flights(
+        self, date: str, origin: str | None = None, destination: str | None = None, leave_after: str | None = None
+    ) -> list[JSONDict]:
+        """Flights bookable on ``date`` (status "available"), in DB order."""
+        found = []
+        for flight in self.db["flights"].values():
+            day = flight["dates"].get(date)
+            if day is None or day.get("status") != "available":
+                continue
+            if origin is not None and flight["origin"] != origin:
+                continue
+            if destination is not None and flight["destination"] != destination:
+                continue
+            if leave_after is not None and flight["scheduled_departure_time_est"] < leave_after:
+                continue
+            found.append(direct_flight(flight, day))
+        return found
+
+    def _pay_update(self, user: JSONDict, payment_id: str, price: Any) -> JSONDict | None:
+        """Upstream's payment rule for changes to an existing reservation.
+
+        The method must be the user's; a certificate is refused; a gift card must cover
+        ``price`` and is debited by it, even by zero (a negative price credits it). A payment
+        record is returned only when the price is not zero.
+        """
+        methods = user["payment_methods"]
+        key = find_key(methods, payment_id) if isinstance(payment_id, str) else None
+        if key is None:
+            raise ToolError("Payment method not found")
+        method = methods[key]
+        if method["source"] == "certificate":
+            raise ToolError("Certificate cannot be used to update reservation")
+        if method["source"] == "gift_card" and method["amount"] < price:
+            raise ToolError("Gift card balance is not enough")
+        if method["source"] == "gift_card":
+            method["amount"] -= price
+        if price == 0:
+            return None
+        return {"payment_id": key, "amount": as_int(price, "Payment", "amount")}
+
+
+def _lookup(mapping: Mapping[str, JSONDict], wanted: Any, message: str) -> JSONDict:
+    key = find_key(mapping, wanted) if isinstance(wanted, str) else None
+    if key is None:
+        raise ToolError(message)
+    return mapping[key]
+
+
+def direct_flight(flight: JSONDict, day: JSONDict, date: str | None = None) -> JSONDict:
+    """A search result (upstream's DirectFlight): a snapshot of one bookable flight date."""
+    return {
+        "flight_number": flight["flight_number"],
+        "origin": flight["origin"],
+        "destination": flight["destination"],
+        "status": "available",
+        "scheduled_departure_time_est": flight["scheduled_departure_time_est"],
+        "scheduled_arrival_time_est": flight["scheduled_arrival_time_est"],
+        "date": date,
+        "available_seats": dict(day["available_seats"]),
+        "prices": dict(day["prices"]),
+    }
+
+
+def reservation_flight(flight: JSONDict, date: str, price: int) -> JSONDict:
+    """A reservation segment (upstream's ReservationFlight), stored flight number kept."""
+    return {
+        "flight_number": flight["flight_number"],
+        "origin": flight["origin"],
+        "destination": flight["destination"],
+        "date": date,
+        "price": price,
+    }

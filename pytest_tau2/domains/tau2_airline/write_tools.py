@@ -1,0 +1,289 @@
+"""The airline tools that change the DB (upstream's WRITE tools; a gold replay re-executes
+them): booking, cancelling, certificates, and changes to baggage, flights and passengers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_tau2.domains.tau2_airline.base import (
+    AIRPORT,
+    BAG_FEE,
+    BALANCE_SOURCES,
+    CABIN,
+    CABINS,
+    FLIGHT_ITEM,
+    FLIGHT_TYPES,
+    INSURANCE_CHOICES,
+    INSURANCE_FEE,
+    NEW_CERTIFICATE_IDS,
+    NEW_RESERVATION_IDS,
+    NOW,
+    PASSENGER_ITEM,
+    PAYMENT_ID,
+    PAYMENT_ITEM,
+    RESERVATION_ID,
+    USER_ID,
+    AirlineTool,
+    JSONDict,
+    arguments,
+    array,
+    as_choice,
+    as_float,
+    as_int,
+    flight_info_record,
+    integer,
+    passenger_record,
+    payment_record,
+    reservation_flight,
+    string,
+)
+from pytest_tau2.environment.ids import find_key, same_id
+from pytest_tau2.errors import ToolError
+
+
+class BookReservationTool(AirlineTool):
+    name = "book_reservation"
+    action_name = "book_reservation"
+    mutates_state = True
+    description = (
+        "Create a new reservation for a user: itinerary, cabin, passengers, baggage, insurance "
+        "and payment. The payments must add up exactly to the total price (fares for every "
+        "passenger, plus insurance and non-free bags)."
+    )
+    parameters = arguments(
+        user_id=USER_ID,
+        origin=AIRPORT,
+        destination=AIRPORT,
+        flight_type=string("One way or round trip.", FLIGHT_TYPES),
+        cabin=CABIN,
+        flights=array("Every flight segment of the trip, in order.", FLIGHT_ITEM),
+        passengers=array("The travellers, each with name and date of birth.", PASSENGER_ITEM),
+        payment_methods=array("How the total is split over the user's payment methods.", PAYMENT_ITEM),
+        total_baggages=integer("Checked bags in total on the reservation."),
+        nonfree_baggages=integer("How many of those bags are paid for."),
+        insurance=string("Whether travel insurance is bought.", INSURANCE_CHOICES),
+    )
+
+    def run(
+        self,
+        user_id: str,
+        origin: str,
+        destination: str,
+        flight_type: str,
+        cabin: str,
+        flights: list[Any],
+        passengers: list[Any],
+        payment_methods: list[Any],
+        total_baggages: Any,
+        nonfree_baggages: Any,
+        insurance: str,
+    ) -> JSONDict:
+        segments = [flight_info_record(entry) for entry in flights]
+        people = [passenger_record(entry) for entry in passengers]
+        payments = [payment_record(entry) for entry in payment_methods]
+        user = self._user(user_id)
+        reservation_id = self._new_reservation_id()
+        reservation: JSONDict = {
+            "reservation_id": reservation_id,
+            "user_id": user["user_id"],
+            "origin": origin,
+            "destination": destination,
+            "flight_type": as_choice(flight_type, FLIGHT_TYPES, "Reservation", "flight_type"),
+            "cabin": as_choice(cabin, CABINS, "Reservation", "cabin"),
+            "flights": [],
+            "passengers": people,
+            "payment_history": [],
+            "created_at": NOW,
+            "total_baggages": as_int(total_baggages, "Reservation", "total_baggages"),
+            "nonfree_baggages": as_int(nonfree_baggages, "Reservation", "nonfree_baggages"),
+            "insurance": as_choice(insurance, INSURANCE_CHOICES, "Reservation", "insurance"),
+            "status": None,
+        }
+        days, total = self._price_itinerary(reservation, segments, cabin, len(people))
+        if insurance == "yes":
+            total += INSURANCE_FEE * len(people)
+        total += BAG_FEE * nonfree_baggages
+        keys = self._check_payments(user, payments)
+        paid = sum(payment["amount"] for payment in payments)
+        if paid != total:
+            raise ToolError(f"Payment amount does not add up, total price is {total}, but paid {paid}")
+        self._charge(user, keys, payments)
+        for day in days:
+            day["available_seats"][cabin] -= len(people)
+        reservation["payment_history"].extend({**p, "payment_id": k} for k, p in zip(keys, payments, strict=True))
+        self.db["reservations"][reservation_id] = reservation
+        user["reservations"].append(reservation_id)
+        return reservation
+
+    def _new_reservation_id(self) -> str:
+        for candidate in NEW_RESERVATION_IDS:
+            if candidate not in self.db["reservations"]:
+                return candidate
+        raise ToolError("Too many reservations")
+
+    def _price_itinerary(
+        self, reservation: JSONDict, segments: list[JSONDict], cabin: str, passengers: int
+    ) -> tuple[list[JSONDict], int]:
+        """Check every segment, append it to ``reservation``; the date statuses and the fare total."""
+        days = []
+        total = 0
+        for info in segments:
+            flight, day = self._bookable(info["flight_number"], info["date"], cabin, passengers)
+            price = day["prices"][cabin]
+            reservation["flights"].append(reservation_flight(flight, info["date"], price))
+            days.append(day)
+            total += price * passengers
+        return days, total
+
+    @staticmethod
+    def _check_payments(user: JSONDict, payments: list[JSONDict]) -> list[str]:
+        """The stored key of each payment's method; refuses unknown methods and short balances."""
+        keys = []
+        for payment in payments:
+            payment_id = payment["payment_id"]
+            key = find_key(user["payment_methods"], payment_id)
+            if key is None:
+                raise ToolError(f"Payment method {payment_id} not found")
+            method = user["payment_methods"][key]
+            if method["source"] in BALANCE_SOURCES and method["amount"] < payment["amount"]:
+                raise ToolError(f"Not enough balance in payment method {payment_id}")
+            keys.append(key)
+        return keys
+
+    @staticmethod
+    def _charge(user: JSONDict, keys: list[str], payments: list[JSONDict]) -> None:
+        """Debit gift cards; remove certificates whole (a second use of one fails like upstream)."""
+        methods = user["payment_methods"]
+        for key, payment in zip(keys, payments, strict=True):
+            method = methods[key]
+            if method["source"] == "gift_card":
+                method["amount"] -= payment["amount"]
+            elif method["source"] == "certificate":
+                methods.pop(key)
+
+
+class CancelReservationTool(AirlineTool):
+    name = "cancel_reservation"
+    action_name = "cancel_reservation"
+    mutates_state = True
+    description = (
+        "Cancel a whole reservation: every payment on it is refunded to the method it came from "
+        "and the reservation is marked cancelled."
+    )
+    parameters = arguments(reservation_id=RESERVATION_ID)
+
+    def run(self, reservation_id: str) -> JSONDict:
+        reservation = self._reservation(reservation_id)
+        history = reservation["payment_history"]
+        refunds = [
+            {"payment_id": p["payment_id"], "amount": as_int(-p["amount"], "Payment", "amount")} for p in history
+        ]
+        history.extend(refunds)
+        reservation["status"] = "cancelled"
+        return reservation
+
+
+class SendCertificateTool(AirlineTool):
+    name = "send_certificate"
+    action_name = "send_certificate"
+    mutates_state = True
+    description = "Give a user a travel certificate of the given amount, as a goodwill gesture or compensation."
+    parameters = arguments(user_id=USER_ID, amount=integer("The certificate's value in dollars."))
+
+    def run(self, user_id: str, amount: Any) -> str:
+        user = self._user(user_id)
+        methods = user["payment_methods"]
+        for certificate_id in NEW_CERTIFICATE_IDS:
+            if certificate_id not in methods:
+                value = as_float(amount, "Certificate", "amount")
+                methods[certificate_id] = {"source": "certificate", "id": certificate_id, "amount": value}
+                return f"Certificate {certificate_id} added to user {user['user_id']} with amount {amount}."
+        raise ToolError("Too many certificates")
+
+
+class UpdateReservationBaggagesTool(AirlineTool):
+    name = "update_reservation_baggages"
+    action_name = "update_reservation_baggages"
+    mutates_state = True
+    description = (
+        "Set the number of checked bags on a reservation. Extra non-free bags are charged to the "
+        "given payment method (a gift card or credit card; certificates cannot pay changes)."
+    )
+    parameters = arguments(
+        reservation_id=RESERVATION_ID,
+        total_baggages=integer("The new total number of checked bags."),
+        nonfree_baggages=integer("The new number of paid bags."),
+        payment_id=PAYMENT_ID,
+    )
+
+    def run(self, reservation_id: str, total_baggages: Any, nonfree_baggages: Any, payment_id: str) -> JSONDict:
+        reservation = self._reservation(reservation_id)
+        user = self._user(reservation["user_id"])
+        price = BAG_FEE * max(0, nonfree_baggages - reservation["nonfree_baggages"])
+        payment = self._pay_update(user, payment_id, price)
+        if payment is not None:
+            reservation["payment_history"].append(payment)
+        reservation["total_baggages"] = total_baggages
+        reservation["nonfree_baggages"] = nonfree_baggages
+        return reservation
+
+
+class UpdateReservationFlightsTool(AirlineTool):
+    name = "update_reservation_flights"
+    action_name = "update_reservation_flights"
+    mutates_state = True
+    description = (
+        "Replace a reservation's itinerary and/or cabin. Give the complete new list of segments, "
+        "unchanged ones included. The fare difference for all passengers is charged to, or "
+        "refunded on, the given payment method (certificates cannot pay changes)."
+    )
+    parameters = arguments(
+        reservation_id=RESERVATION_ID,
+        cabin=CABIN,
+        flights=array("Every segment of the new itinerary, in order, including kept ones.", FLIGHT_ITEM),
+        payment_id=PAYMENT_ID,
+    )
+
+    def run(self, reservation_id: str, cabin: str, flights: list[Any], payment_id: str) -> JSONDict:
+        segments = [flight_info_record(entry) for entry in flights]
+        reservation = self._reservation(reservation_id)
+        user = self._user(reservation["user_id"])
+        passengers = len(reservation["passengers"])
+        new_flights = [self._new_segment(reservation, info, cabin, passengers) for info in segments]
+        total = sum(segment["price"] * passengers for segment in new_flights)
+        total -= sum(segment["price"] for segment in reservation["flights"]) * passengers
+        payment = self._pay_update(user, payment_id, total)
+        if payment is not None:
+            reservation["payment_history"].append(payment)
+        reservation["flights"] = new_flights
+        reservation["cabin"] = cabin
+        return reservation
+
+    def _new_segment(self, reservation: JSONDict, info: JSONDict, cabin: str, passengers: int) -> JSONDict:
+        """A kept segment (same flight and date, cabin unchanged) at its old price, else a new one."""
+        if cabin == reservation["cabin"]:
+            for segment in reservation["flights"]:
+                if same_id(segment["flight_number"], info["flight_number"]) and segment["date"] == info["date"]:
+                    return dict(segment)
+        flight, day = self._bookable(info["flight_number"], info["date"], cabin, passengers)
+        return reservation_flight(flight, info["date"], day["prices"][cabin])
+
+
+class UpdateReservationPassengersTool(AirlineTool):
+    name = "update_reservation_passengers"
+    action_name = "update_reservation_passengers"
+    mutates_state = True
+    description = "Replace the passenger details of a reservation; the number of passengers cannot change."
+    parameters = arguments(
+        reservation_id=RESERVATION_ID,
+        passengers=array("Every passenger of the reservation, in order, with the new details.", PASSENGER_ITEM),
+    )
+
+    def run(self, reservation_id: str, passengers: list[Any]) -> JSONDict:
+        people = [passenger_record(entry) for entry in passengers]
+        reservation = self._reservation(reservation_id)
+        if len(people) != len(reservation["passengers"]):
+            raise ToolError("Number of passengers does not match")
+        reservation["passengers"] = people
+        return reservation

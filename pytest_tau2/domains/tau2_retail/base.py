@@ -1,0 +1,126 @@
+"""What every retail tool shares: the namespace, the argument schemas, the base class with
+upstream's lookups.
+
+Behaviour follows upstream tau2 exactly: the order of the checks, the refusal texts, which
+numbers are rounded and which are not, and two quirks the gold data depends on
+(``modify_pending_order_items`` gives every modified item the price and options of the *last*
+new variant, and records a 0 refund when the price does not change).
+
+Our one addition: ids are looked up tolerantly (casing, spaces, hyphens, underscores, ``#``;
+emails ignore case and spaces) through :mod:`pytest_tau2.environment.ids`, while everything
+written back to the DB keeps the stored spelling, so the DB hash never depends on how an id
+was spelled. Zip codes compare exactly, names case-insensitively, as upstream.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_tau2.environment.ids import find_key, lookup
+from pytest_tau2.environment.tools import Tool
+from pytest_tau2.errors import ToolError
+
+Record = dict[str, Any]
+
+NAMESPACE = "tau2_retail"
+
+
+# --------------------------------------------------------------------------- schemas
+
+
+def string(description: str) -> dict[str, Any]:
+    return {"type": "string", "description": description}
+
+
+def string_list(description: str) -> dict[str, Any]:
+    return {"type": "array", "items": {"type": "string"}, "description": description}
+
+
+def arguments(**properties: dict[str, Any]) -> dict[str, Any]:
+    """An object schema where every listed property is required and nothing else is allowed."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+ORDER_ID = string("Order id, a '#W' followed by 7 digits, e.g. '#W0000000'. Keep the leading '#'.")
+USER_ID = string("User id, e.g. 'sara_doe_496'.")
+PAYMENT_METHOD_ID = string(
+    "Id of one of the order owner's payment methods, e.g. 'credit_card_0000000' or "
+    "'gift_card_0000000' (listed in the user's details)."
+)
+ITEM_IDS = string_list(
+    "Item ids (10 digits each) of items in the order. An id may appear several times, up to "
+    "the number of times the order contains it."
+)
+NEW_ITEM_IDS = string_list(
+    "Replacement item ids, one per entry of item_ids and in the same order; each must be an "
+    "available variant of the same product as the item it replaces."
+)
+ADDRESS = {
+    "address1": string("First address line, e.g. '123 Main St'."),
+    "address2": string("Second address line, e.g. 'Apt 1'; an empty string when there is none."),
+    "city": string("City, e.g. 'San Francisco'."),
+    "state": string("State, e.g. 'CA'."),
+    "country": string("Country, e.g. 'USA'."),
+    "zip": string("Zip code, e.g. '12345'."),
+}
+
+
+# --------------------------------------------------------------------------- base
+
+
+class RetailTool(Tool):
+    """Base of the retail tools: the shared lookups, each raising upstream's message."""
+
+    abstract = True
+    namespace = NAMESPACE
+
+    def _table(self, name: str) -> dict[str, Record]:
+        """One of the DB's top-level tables: ``products``, ``users`` or ``orders``."""
+        table: dict[str, Record] = self.db[name]
+        return table
+
+    def _order(self, order_id: str) -> Record:
+        order = lookup(self._table("orders"), order_id)
+        if order is None:
+            raise ToolError("Order not found")
+        return order
+
+    def _user(self, user_id: str) -> Record:
+        user = lookup(self._table("users"), user_id)
+        if user is None:
+            raise ToolError("User not found")
+        return user
+
+    def _product(self, product_id: str) -> Record:
+        product = lookup(self._table("products"), product_id)
+        if product is None:
+            raise ToolError("Product not found")
+        return product
+
+    def _variant(self, product_id: str, item_id: str) -> tuple[str, Record]:
+        """(stored item id, variant) of ``item_id`` among the variants of ``product_id``."""
+        variants = self._product(product_id)["variants"]
+        key = find_key(variants, item_id)
+        if key is None:
+            raise ToolError("Variant not found")
+        return key, variants[key]
+
+    def _payment_method(self, user_id: str, payment_method_id: str) -> tuple[str, Record]:
+        """(stored id, method) among the payment methods of user ``user_id``."""
+        methods = self._user(user_id)["payment_methods"]
+        key = find_key(methods, payment_method_id)
+        if key is None:
+            raise ToolError("Payment method not found")
+        return key, methods[key]
+
+    def _pending_order(self, order_id: str) -> Record:
+        """An order whose status contains "pending" (address and payment changes)."""
+        order = self._order(order_id)
+        if "pending" not in order["status"]:
+            raise ToolError("Non-pending order cannot be modified")
+        return order
