@@ -1,0 +1,306 @@
+"""Read a results folder into typed records: the one place that knows the file layout.
+
+Every field has a default, so a folder written by an older or newer version loads: a field
+added to metrics.json later is one line in :class:`ScenarioResult` (and until then it is kept
+in ``model_extra`` and shown as-is in the scenario panel). A file that is not valid JSON, or a
+known field of the wrong type, is a :class:`ReportInputError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from pytest_tau2.errors import Tau2Error
+
+METRICS = "metrics.json"
+ALL_METRICS = "all_metrics.json"
+SUMMARY = "all_summary.txt"
+TRANSCRIPT = "transcript.json"
+JUDGE = "judge_result.json"
+METADATA = "scenario_config/metadata.json"
+RAW_FILES = (
+    METRICS,
+    TRANSCRIPT,
+    JUDGE,
+    "final_db.json",
+    "final_user_db.json",
+    METADATA,
+    "scenario_config/agent_prompt.txt",
+    "scenario_config/user_prompt.txt",
+    "scenario_config/tools.json",
+)
+"""The per-scenario files the panel links to, when they exist."""
+
+SIGNAL_OF_FIELD = {
+    "is_action_match": "action_match",
+    "db_state_match": "db_state_match",
+    "db_state_assertion_pass_rate": "db_state_assertion",
+    "nl_assertion_pass_rate": "nl_assertion",
+    "judge_passed": "judge_passed",
+    "clean_exit": "clean_exit",
+}
+
+
+class ReportInputError(Tau2Error):
+    """A results folder the report cannot read (missing, not JSON, a field of the wrong type)."""
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=False)
+
+
+class Usage(_Lenient):
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cost_usd: float | None = 0.0
+
+
+class Check(_Lenient):
+    id: str
+    signal: str = ""
+    passed: bool | None = None
+    message: str = ""
+
+
+class Breakdown(_Lenient):
+    passed: list[str] = []
+    failed: list[str] = []
+    not_applicable: list[str] = []
+    excluded: dict[str, Any] = {}
+
+
+class ScenarioResult(_Lenient):
+    """One metrics.json (docs/output-files.md), plus the fields later versions add."""
+
+    schema_version: int = 1
+    scenario: str
+    domain: str = ""
+    tau2_id: str | None = None
+    description: str = ""
+    is_action_match: bool | None = None
+    db_state_match: bool | None = None
+    db_state_assertion_pass_rate: float | None = None
+    nl_assertion_pass_rate: float | None = None
+    judge_score: float | None = None
+    judge_passed: bool | None = None
+    clean_exit: bool | None = None
+    success_signals: list[str] = []
+    is_successful: bool | str | None = None
+    success_breakdown: Breakdown = Breakdown()
+    stalled: bool = False
+    stop_reason: str = ""
+    infrastructure_error: str | None = None
+    agent_turns: int = 0
+    duration_s: float = 0.0
+    conversation_duration_s: float = 0.0
+    tool_errors: int = 0
+    db_state_assertion_verdicts: list[dict[str, Any]] = []
+    nl_assertion_verdicts: list[dict[str, Any]] = []
+    checks: list[Check] = []
+    token_usage: dict[str, Usage] = {}
+    agent: str = ""
+    user: str = ""
+    models: dict[str, Any] = {}
+    data_pin: dict[str, Any] | None = None
+    labels: dict[str, Any] = {}
+    # Fields of later versions (trials, tau2's reward, resume and replay of model traffic).
+    # Their exact shapes are not fixed yet, so they are read loosely and shown when present.
+    trial: int | None = None
+    tau2_reward: float | None = None
+    tau2_reward_breakdown: Any = None
+    resumed: Any = None
+    replayed: Any = None
+
+    @property
+    def key(self) -> str:
+        """The row identity: the scenario name, with the trial index when trials were run."""
+        return self.scenario if self.trial is None else f"{self.scenario}-t{self.trial}"
+
+    @property
+    def outcome(self) -> str:
+        """``error`` (infrastructure), ``passed``, ``failed`` or ``n/a``."""
+        if self.infrastructure_error:
+            return "error"
+        if self.is_successful is True:
+            return "passed"
+        if self.is_successful == "N/A":
+            return "n/a"
+        return "failed"
+
+    @property
+    def failed_signals(self) -> list[str]:
+        """The gating signals that failed, as signal names; ``stalled`` when the agent stalled."""
+        names = [SIGNAL_OF_FIELD.get(name, name) for name in self.success_breakdown.failed]
+        return [*names, "stalled"] if self.stalled else names
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Cost over every side; None when any side that made calls was unpriced."""
+        total = 0.0
+        for usage in self.token_usage.values():
+            if usage.cost_usd is None:
+                if usage.calls:
+                    return None
+                continue
+            total += usage.cost_usd
+        return total
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(u.total_tokens or u.prompt_tokens + u.completion_tokens for u in self.token_usage.values())
+
+
+@dataclass
+class ErrorWithoutResult:
+    """A scenario that ended before writing metrics.json (named in all_metrics.json)."""
+
+    name: str
+    reason: str = ""
+
+
+@dataclass
+class Run:
+    """One results folder."""
+
+    path: Path
+    scenarios: list[ScenarioResult]
+    folders: dict[str, Path]
+    """Scenario key -> its folder (absent when the folder was not found)."""
+    errors_without_result: list[ErrorWithoutResult] = field(default_factory=list)
+    summary_text: str = ""
+    pass_k: Any = None
+    """all_metrics.json's ``pass_k`` block as written (shape owned by the trials feature)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Other top-level keys of all_metrics.json, shown as-is."""
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        raise
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReportInputError(f"{path}: cannot be read as JSON ({exc})") from exc
+
+
+def parse_scenario(data: Any, where: str) -> ScenarioResult:
+    if not isinstance(data, dict):
+        raise ReportInputError(f"{where}: expected a metrics object, found {type(data).__name__}")
+    try:
+        return ScenarioResult.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors(include_url=False)
+        )
+        raise ReportInputError(f"{where}: {problems}") from exc
+
+
+def load_run(path: Path) -> Run:
+    """The results of one folder: all_metrics.json when present, else every */metrics.json."""
+    path = Path(path)
+    if not path.is_dir():
+        raise ReportInputError(f"{path}: not a results folder (no such directory)")
+    per_folder = _scan_metrics_files(path)
+    all_metrics = path / ALL_METRICS
+    top: dict[str, Any] = {}
+    if all_metrics.is_file():
+        raw = read_json(all_metrics)
+        if not isinstance(raw, dict) or not isinstance(raw.get("scenarios", []), list):
+            raise ReportInputError(f"{all_metrics}: expected an object with a 'scenarios' list")
+        top = raw
+        scenarios = [
+            parse_scenario(item, f"{all_metrics}: scenarios[{i}]") for i, item in enumerate(raw.get("scenarios", []))
+        ]
+        folders = {s.key: per_folder[s.key][1] for s in scenarios if s.key in per_folder}
+    elif per_folder:
+        scenarios = [result for result, _ in per_folder.values()]
+        folders = {key: folder for key, (_, folder) in per_folder.items()}
+    else:
+        raise ReportInputError(f"{path}: no {ALL_METRICS} and no */{METRICS}: not a results folder")
+    scenarios.sort(key=lambda s: (s.scenario, s.trial or 0))
+    summary = path / SUMMARY
+    return Run(
+        path=path,
+        scenarios=scenarios,
+        folders=folders,
+        errors_without_result=[_error_entry(e) for e in top.get("errors_without_result") or []],
+        summary_text=summary.read_text("utf-8", errors="replace") if summary.is_file() else "",
+        pass_k=top.get("pass_k"),
+        extra={k: v for k, v in top.items() if k not in ("scenarios", "errors_without_result", "pass_k")},
+    )
+
+
+def _scan_metrics_files(path: Path) -> dict[str, tuple[ScenarioResult, Path]]:
+    found: dict[str, tuple[ScenarioResult, Path]] = {}
+    for metrics in sorted(path.glob(f"*/{METRICS}")):
+        result = parse_scenario(read_json(metrics), str(metrics))
+        found[result.key] = (result, metrics.parent)
+    return found
+
+
+def _error_entry(entry: Any) -> ErrorWithoutResult:
+    if isinstance(entry, dict):
+        name = entry.get("scenario") or entry.get("name") or entry.get("nodeid") or "?"
+        reason = entry.get("reason") or entry.get("error") or entry.get("message") or ""
+        return ErrorWithoutResult(str(name), str(reason))
+    return ErrorWithoutResult(str(entry))
+
+
+def load_details(folder: Path | None, *, text_limit: int = 20_000) -> dict[str, Any]:
+    """What the scenario panel shows beyond metrics.json: transcript, judge, scenario definition.
+
+    Long texts (a tool result dumping a whole table) are cut at ``text_limit`` characters with
+    a marker; the raw file stays one click away.
+    """
+    if folder is None:
+        return {}
+    details: dict[str, Any] = {}
+    transcript = _optional_json(folder / TRANSCRIPT)
+    if isinstance(transcript, dict):
+        details["messages"] = [_clip_message(m, text_limit) for m in transcript.get("messages") or []]
+        details["initialization"] = transcript.get("initialization") or []
+    judge = _optional_json(folder / JUDGE)
+    if isinstance(judge, dict):
+        details["judge"] = {
+            "model": judge.get("model"),
+            "error": judge.get("error"),
+            "raw_reply": _clip(judge.get("raw_reply"), text_limit),
+        }
+    metadata = _optional_json(folder / METADATA)
+    if isinstance(metadata, dict):
+        keep = ("gold_actions", "reference_answer", "nl_assertions", "db_state_assertions", "max_turns")
+        details["definition"] = {k: metadata[k] for k in keep if metadata.get(k) is not None}
+    return details
+
+
+def raw_files(folder: Path | None) -> list[str]:
+    """The raw files of a scenario folder that exist, relative to it."""
+    if folder is None:
+        return []
+    return [name for name in RAW_FILES if (folder / name).is_file()]
+
+
+def _optional_json(path: Path) -> Any:
+    try:
+        return read_json(path)
+    except FileNotFoundError:
+        return None
+
+
+def _clip(value: Any, limit: int) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return value[:limit] + f"\n… [{len(value) - limit} more characters in the raw file]"
+    return value
+
+
+def _clip_message(message: Any, limit: int) -> Any:
+    if not isinstance(message, dict):
+        return message
+    return {k: _clip(v, limit) for k, v in message.items()}

@@ -1,0 +1,206 @@
+"""Assemble report.html: the overview rendered here, the table and panels drawn by the page.
+
+The file is self-contained: styles, script and charts are inline, and the data travels as
+JSON inside ``<script type="application/json">`` elements. The scenario table reads one small
+index; each scenario's details (transcript, checks, judge, definition) sit in their own
+element and are parsed only when the panel opens, so a 2,285-scenario report opens as fast
+as a small one (bench/results/report.md).
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+
+from pytest_tau2.report.html import formatting
+from pytest_tau2.report.html.loader import Run, ScenarioResult, load_details, load_run, raw_files
+from pytest_tau2.report.html.overview_charts import overview_charts
+from pytest_tau2.report.html.stats import OUTCOMES, overview
+
+COMPRESS_ABOVE = 4_000_000
+"""Scenario details above this many bytes of JSON are stored gzip-compressed (base64) and
+inflated by the browser's DecompressionStream when a panel opens; measured on the telecom
+bench this keeps a 2,285-scenario report far under its 25 MB budget."""
+
+KNOWN_FIELDS = sorted(ScenarioResult.model_fields)
+
+
+@dataclass
+class Detail:
+    element_id: str
+    text: str
+    compressed: bool
+
+
+def write_report(results_dirs: list[Path], output: Path) -> Path:
+    """Build the HTML report of one results folder, or a comparison of several, at ``output``.
+
+    Raises :class:`~pytest_tau2.report.html.loader.ReportInputError` naming the folder or
+    file that cannot be read. The file is written atomically; returns its path.
+    """
+    if not results_dirs:
+        raise ValueError("write_report needs at least one results folder")
+    runs = [load_run(Path(d)) for d in results_dirs]
+    output = Path(output)
+    html = render_report(runs, output.parent)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", dir=output.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(html)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, output)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return output
+
+
+def run_labels(runs: list[Run]) -> list[str]:
+    """Folder names, made unique with their parents (``a/out`` and ``b/out``) when they collide."""
+    labels = [r.path.resolve().name for r in runs]
+    depth = 1
+    while len(set(labels)) < len(labels) and depth < 4:
+        depth += 1
+        labels = ["/".join(r.path.resolve().parts[-depth:]) for r in runs]
+    return [f"{label} ({i + 1})" if labels.count(label) > 1 else label for i, label in enumerate(labels)]
+
+
+def render_report(runs: list[Run], base: Path, *, compress: bool | None = None) -> str:
+    """The whole page as text; links to raw files are relative to ``base`` (the report's folder)."""
+    labels = run_labels(runs)
+    overviews = [overview(run, label) for run, label in zip(runs, labels, strict=True)]
+    index, details = _payload(runs, labels, base, compress)
+    env = Environment(
+        loader=PackageLoader("pytest_tau2.report.html", "templates"),
+        autoescape=select_autoescape(["html", "j2"], default_for_string=True, default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        percent=formatting.percent,
+        count=formatting.count,
+        seconds=formatting.seconds,
+        usd=formatting.usd,
+        number=formatting.number,
+        tojson_compact=lambda v: json.dumps(v, sort_keys=True, default=str),
+    )
+    template = env.get_template("report.html.j2")
+    return template.render(
+        title=_title(labels),
+        runs=overviews,
+        comparison=len(runs) > 1,
+        charts=overview_charts(overviews),
+        paths=[str(run.path.resolve()) for run in runs],
+        outcomes=OUTCOMES,
+        css=Markup(_asset("report.css")),
+        js=Markup(_asset("report.js")),
+        index=Markup(_script_json(index)),
+        details=details,
+    )
+
+
+def _title(labels: list[str]) -> str:
+    return f"tau2 report: {labels[0]}" if len(labels) == 1 else f"tau2 comparison: {' vs '.join(labels)}"
+
+
+def _asset(name: str) -> str:
+    return resources.files("pytest_tau2.report.html").joinpath("assets", name).read_text("utf-8")
+
+
+def _script_json(data: Any) -> str:
+    """JSON safe inside a <script> element (no ``</script>``, no ``<!--``)."""
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _relative(path: Path, base: Path) -> str:
+    try:
+        return Path(os.path.relpath(path.resolve(), base.resolve())).as_posix()
+    except ValueError:  # another drive on Windows
+        return path.resolve().as_uri()
+
+
+def _payload(runs: list[Run], labels: list[str], base: Path, compress: bool | None) -> tuple[Any, list[Detail]]:
+    rows: dict[str, dict[str, Any]] = {}
+    texts: list[tuple[str, str]] = []
+    for r, run in enumerate(runs):
+        for result in run.scenarios:
+            row = rows.setdefault(result.key, _row(result, len(runs)))
+            element_id = f"d{r}-{len(texts)}"
+            row["runs"][r] = _cell(result, element_id)
+            folder = run.folders.get(result.key)
+            detail = load_details(folder)
+            detail["metrics"] = result.model_dump(mode="json")
+            detail["files"] = (
+                [[name, f"{_relative(folder, base)}/{name}"] for name in raw_files(folder)] if folder else []
+            )
+            texts.append((element_id, _script_json(detail)))
+        for error in run.errors_without_result:
+            row = rows.setdefault(error.name, _row_for_error(error.name, len(runs)))
+            row["runs"][r] = {"o": "error", "f": [], "err": error.reason or "ended before writing a result", "d": None}
+    total = sum(len(text) for _, text in texts)
+    squeeze = total > COMPRESS_ABOVE if compress is None else compress
+    details = [
+        Detail(eid, base64.b64encode(gzip.compress(text.encode("utf-8"), 6, mtime=0)).decode("ascii"), True)
+        if squeeze
+        else Detail(eid, text, False)
+        for eid, text in texts
+    ]
+    index = {
+        "runs": [
+            {"label": label, "path": _relative(run.path, base), "summary": run.summary_text}
+            for label, run in zip(labels, runs, strict=True)
+        ],
+        "rows": list(rows.values()),
+        "known": KNOWN_FIELDS,
+    }
+    return index, details
+
+
+def _row(result: ScenarioResult, n_runs: int) -> dict[str, Any]:
+    return {
+        "key": result.key,
+        "name": result.scenario,
+        "domain": result.domain or result.scenario.split("__")[0],
+        "desc": result.description,
+        "tau2_id": result.tau2_id,
+        "trial": result.trial,
+        "runs": [None] * n_runs,
+    }
+
+
+def _row_for_error(name: str, n_runs: int) -> dict[str, Any]:
+    return {"key": name, "name": name, "domain": name.split("__")[0], "desc": "", "tau2_id": None, "trial": None,
+            "runs": [None] * n_runs}  # fmt: skip
+
+
+def _cell(result: ScenarioResult, element_id: str) -> dict[str, Any]:
+    """What the table shows of one scenario in one run (short keys: 2,285 rows travel in it)."""
+    markers = [name for name in ("resumed", "replayed") if getattr(result, name)]
+    if result.stalled:
+        markers.append("stalled")
+    return {
+        "o": result.outcome,
+        "f": result.failed_signals,
+        "sr": result.stop_reason,
+        "turns": result.agent_turns,
+        "te": result.tool_errors,
+        "dur": round(result.duration_s, 3),
+        "cost": result.cost_usd,
+        "tok": result.total_tokens,
+        "rw": result.tau2_reward,
+        "mk": markers,
+        "err": (result.infrastructure_error or "")[:300],
+        "d": element_id,
+    }

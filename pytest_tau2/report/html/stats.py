@@ -1,0 +1,364 @@
+"""The numbers of the overview, computed from loaded runs (no HTML here).
+
+Rates follow the run summary's conventions (docs/scoring.md): the composite success rate
+counts infrastructure errors, stalls and errors without a result as not successful and leaves
+"N/A" scenarios out; per-signal rates count a signal where it gates, leave infrastructure
+errors and stalls out, and count DB-state assertions in predicates and NL assertions in
+assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_tau2.report.html.loader import Run, ScenarioResult
+
+SIGNALS = (
+    # (label, signal, metrics field or None for per-item verdict lists, unit)
+    ("Action match", "action_match", "is_action_match", "scenarios"),
+    ("DB-state match", "db_state_match", "db_state_match", "scenarios"),
+    ("DB-state assertions", "db_state_assertion", None, "predicates"),
+    ("NL assertions", "nl_assertion", None, "assertions"),
+    ("Judge passed", "judge_passed", "judge_passed", "scenarios"),
+    ("Clean exit", "clean_exit", "clean_exit", "scenarios"),
+)
+SIDES = ("agent", "user", "judge")
+OUTCOMES = ("error", "failed", "n/a", "passed")
+
+
+@dataclass
+class Rate:
+    passed: int = 0
+    total: int = 0
+
+    def add(self, ok: bool) -> None:
+        self.total += 1
+        self.passed += int(ok)
+
+    @property
+    def value(self) -> float | None:
+        return self.passed / self.total if self.total else None
+
+
+@dataclass
+class Mean:
+    total: float = 0.0
+    count: int = 0
+
+    def add(self, value: float) -> None:
+        self.total += value
+        self.count += 1
+
+    @property
+    def value(self) -> float | None:
+        return self.total / self.count if self.count else None
+
+
+@dataclass
+class DomainStats:
+    domain: str
+    outcomes: dict[str, int]
+    success: Rate
+    reward: Mean
+
+
+@dataclass
+class SideUsage:
+    side: str
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0
+
+
+@dataclass
+class Curve:
+    """One pass^k line: ``points`` are (k, value) pairs."""
+
+    name: str
+    points: list[tuple[int, float]]
+
+
+@dataclass
+class Overview:
+    label: str
+    scenarios: int
+    outcomes: dict[str, int]
+    success: Rate
+    reward: Mean
+    domains: list[DomainStats]
+    signals: list[tuple[str, Rate, str]]
+    informational: list[tuple[str, Rate, str]]
+    reward_components: list[tuple[str, Mean]]
+    pass_k: list[Curve]
+    pass_k_source: str
+    pass_k_notes: dict[str, Any]
+    usage: list[SideUsage]
+    durations: list[float]
+    infra_errors: list[tuple[str, str]]
+    errors_without_result: list[tuple[str, str]]
+    settings: dict[str, list[str]]
+    models: list[tuple[str, str, str]]
+    data_pins: list[dict[str, Any]]
+    markers: dict[str, int]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cost_usd(self) -> float | None:
+        costs = [u.cost_usd for u in self.usage if u.calls]
+        return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(u.prompt_tokens + u.completion_tokens for u in self.usage)
+
+    def duration_quantile(self, q: float) -> float | None:
+        if not self.durations:
+            return None
+        ordered = sorted(self.durations)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def overview(run: Run, label: str) -> Overview:
+    """Everything the overview section of one run shows."""
+    results = run.scenarios
+    outcomes = _count_outcomes(results, len(run.errors_without_result))
+    by_domain: dict[str, list[ScenarioResult]] = defaultdict(list)
+    for r in results:
+        by_domain[r.domain or r.scenario.split("__")[0]].append(r)
+    domains = []
+    for domain, members in sorted(by_domain.items()):
+        missing = sum(1 for e in run.errors_without_result if e.name.split("__")[0] == domain)
+        domains.append(
+            DomainStats(domain, _count_outcomes(members, missing), _success(members, missing), _reward(members))
+        )
+    signals, informational = _signal_rates(results)
+    curves, source, notes = pass_k_curves(run)
+    return Overview(
+        label=label,
+        scenarios=len(results) + len(run.errors_without_result),
+        outcomes=outcomes,
+        success=_success(results, len(run.errors_without_result)),
+        reward=_reward(results),
+        domains=domains,
+        signals=signals,
+        informational=informational,
+        reward_components=_reward_components(results),
+        pass_k=curves,
+        pass_k_source=source,
+        pass_k_notes=notes,
+        usage=_usage(results),
+        durations=[r.duration_s for r in results],
+        infra_errors=[(r.key, r.infrastructure_error or "") for r in results if r.infrastructure_error],
+        errors_without_result=[(e.name, e.reason) for e in run.errors_without_result],
+        settings={
+            "agent": sorted({r.agent for r in results if r.agent}),
+            "user": sorted({r.user for r in results if r.user}),
+        },
+        models=_models(results),
+        data_pins=_distinct([r.data_pin for r in results if r.data_pin]),
+        markers={
+            "trials": len({r.trial for r in results if r.trial is not None}),
+            "resumed": sum(1 for r in results if r.resumed),
+            "replayed": sum(1 for r in results if r.replayed),
+            "stalled": sum(1 for r in results if r.stalled),
+        },
+        extra=run.extra,
+    )
+
+
+def _count_outcomes(results: list[ScenarioResult], missing: int) -> dict[str, int]:
+    counts = dict.fromkeys(OUTCOMES, 0)
+    for r in results:
+        counts[r.outcome] += 1
+    counts["error"] += missing
+    return counts
+
+
+def _success(results: list[ScenarioResult], missing: int) -> Rate:
+    rate = Rate()
+    for r in results:
+        if r.outcome != "n/a":
+            rate.add(r.outcome == "passed")
+    for _ in range(missing):
+        rate.add(False)
+    return rate
+
+
+def _reward(results: list[ScenarioResult]) -> Mean:
+    mean = Mean()
+    for r in results:
+        if r.tau2_reward is not None:
+            mean.add(float(r.tau2_reward))
+    return mean
+
+
+def _signal_rates(results: list[ScenarioResult]) -> tuple[list[tuple[str, Rate, str]], list[tuple[str, Rate, str]]]:
+    gating: dict[str, Rate] = defaultdict(Rate)
+    informational: dict[str, Rate] = defaultdict(Rate)
+    for r in results:
+        if r.infrastructure_error or r.stalled:
+            continue
+        whitelist = set(r.success_signals)
+        for _, signal, name, _ in SIGNALS:
+            rates = gating if signal in whitelist else informational
+            if name is not None:
+                value = getattr(r, name)
+                if isinstance(value, bool):
+                    rates[signal].add(value)
+            elif signal == "db_state_assertion":
+                for verdict in r.db_state_assertion_verdicts:
+                    rates[signal].add(verdict.get("passed") is True)
+            else:
+                for verdict in r.nl_assertion_verdicts:
+                    rates[signal].add(verdict.get("passed") is True)
+
+    def listed(rates: dict[str, Rate]) -> list[tuple[str, Rate, str]]:
+        return [(label, rates[signal], unit) for label, signal, _, unit in SIGNALS if rates[signal].total]
+
+    return listed(gating), listed(informational)
+
+
+def _reward_components(results: list[ScenarioResult]) -> list[tuple[str, Mean]]:
+    """Average of each component in ``tau2_reward_breakdown`` (numbers or booleans, by name)."""
+    components: dict[str, Mean] = {}
+    for r in results:
+        for name, value in _numeric_items(r.tau2_reward_breakdown):
+            components.setdefault(name, Mean()).add(value)
+    return sorted(components.items())
+
+
+def _numeric_items(breakdown: Any) -> list[tuple[str, float]]:
+    if not isinstance(breakdown, dict):
+        return []
+    found = []
+    for name, value in breakdown.items():
+        if isinstance(value, dict):  # {"DB": {"reward": 1.0, ...}} style
+            value = next((value[k] for k in ("reward", "score", "value") if k in value), None)
+        if isinstance(value, bool | int | float) and math.isfinite(float(value)):
+            found.append((str(name), float(value)))
+    return found
+
+
+def _usage(results: list[ScenarioResult]) -> list[SideUsage]:
+    totals: dict[str, SideUsage] = {side: SideUsage(side) for side in SIDES}
+    for r in results:
+        for side, usage in r.token_usage.items():
+            total = totals.setdefault(side, SideUsage(side))
+            total.calls += usage.calls
+            total.prompt_tokens += usage.prompt_tokens
+            total.completion_tokens += usage.completion_tokens
+            if usage.cost_usd is None and usage.calls:
+                total.cost_usd = None
+            elif total.cost_usd is not None:
+                total.cost_usd += usage.cost_usd or 0.0
+    return list(totals.values())
+
+
+def _models(results: list[ScenarioResult]) -> list[tuple[str, str, str]]:
+    """Distinct (side, model, arguments as JSON) across the run."""
+    seen: set[tuple[str, str, str]] = set()
+    for r in results:
+        for side, config in r.models.items():
+            if isinstance(config, dict) and config.get("model"):
+                args = json.dumps(config.get("args") or {}, sort_keys=True, default=str)
+                seen.add((str(side), str(config["model"]), args))
+    order = {side: i for i, side in enumerate(SIDES)}
+    return sorted(seen, key=lambda row: (order.get(row[0], len(order)), row[1], row[2]))
+
+
+def _distinct(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    unique = {json.dumps(item, sort_keys=True, default=str): item for item in items}
+    return [unique[key] for key in sorted(unique)]
+
+
+# pass^k ---------------------------------------------------------------------------------------
+
+_K_KEY = re.compile(r"^(?:k\s*=\s*|pass\^|pass_|pass\^k=)?(\d+)$", re.IGNORECASE)
+
+
+def pass_k_curves(run: Run) -> tuple[list[Curve], str, dict[str, Any]]:
+    """The pass^k curves of a run, where they come from, and the block's other values.
+
+    all_metrics.json's ``pass_k`` block is the authority when present; its layout belongs to
+    the trials feature, so every mapping of k to a number found in it becomes a curve named by
+    its path (``is_successful / overall``). Without the block, runs with trials get curves
+    computed here from each trial's verdict: per task C(c, k) / C(n, k) over its n valid
+    trials (infrastructure errors are not valid), averaged over the tasks with n >= k.
+    """
+    if run.pass_k is not None:
+        curves: list[Curve] = []
+        notes: dict[str, Any] = {}
+        _find_curves(run.pass_k, [], curves, notes)
+        return curves, "all_metrics.json", notes
+    if any(r.trial is not None for r in run.scenarios):
+        return _computed_curves(run.scenarios), "computed from the trials' results", {}
+    return [], "", {}
+
+
+def _find_curves(node: Any, path: list[str], curves: list[Curve], notes: dict[str, Any]) -> None:
+    name = " / ".join(path) or "pass^k"
+    if isinstance(node, dict):
+        points = _k_points(node)
+        if points:
+            curves.append(Curve(name, points))
+            return
+        for key, value in node.items():
+            _find_curves(value, [*path, str(key)], curves, notes)
+    elif isinstance(node, list) and node and all(_is_number(v) for v in node):
+        curves.append(Curve(name, [(i + 1, float(v)) for i, v in enumerate(node)]))
+    elif isinstance(node, list) and node and all(isinstance(v, dict) and "k" in v for v in node):
+        points = []
+        for item in node:
+            value = next((item[k] for k in ("value", "pass_k", "rate", "score") if _is_number(item.get(k))), None)
+            if _is_number(item["k"]) and value is not None:
+                points.append((int(item["k"]), float(value)))
+        if points:
+            curves.append(Curve(name, sorted(points)))
+    elif path:
+        notes[name] = node
+
+
+def _k_points(mapping: dict[str, Any]) -> list[tuple[int, float]]:
+    points = []
+    for key, value in mapping.items():
+        match = _K_KEY.match(str(key).strip())
+        if not match or not _is_number(value):
+            return []
+        points.append((int(match[1]), float(value)))
+    return sorted(points)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _computed_curves(results: list[ScenarioResult]) -> list[Curve]:
+    tasks: dict[str, list[ScenarioResult]] = defaultdict(list)
+    for r in results:
+        tasks[r.scenario].append(r)
+    curves = []
+    verdicts = (
+        ("is_successful", lambda r: r.is_successful is True, lambda r: r.is_successful != "N/A"),
+        ("tau2_reward", lambda r: r.tau2_reward == 1.0, lambda r: r.tau2_reward is not None),
+    )
+    for name, ok, counted in verdicts:
+        per_task = []
+        for trials in tasks.values():
+            valid = [t for t in trials if not t.infrastructure_error and counted(t)]
+            per_task.append((len(valid), sum(1 for t in valid if ok(t))))
+        top = max((n for n, _ in per_task), default=0)
+        points = []
+        for k in range(1, top + 1):
+            values = [math.comb(c, k) / math.comb(n, k) for n, c in per_task if n >= k]
+            if values:
+                points.append((k, statistics.fmean(values)))
+        if points:
+            curves.append(Curve(name, points))
+    return curves
