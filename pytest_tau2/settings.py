@@ -96,6 +96,15 @@ OPTIONS: tuple[Option, ...] = (
         "int",
     ),
     Option("telecom_tasks", "Telecom task set: base (114, default) or full (2,285).", "base"),
+    Option(
+        "record_mode",
+        "Record and replay model calls, one cassette per scenario (docs/recording.md): none (replay only; "
+        "a call not in the cassette is an error), once (record scenarios that have no cassette), "
+        "new_episodes (replay what matches, record the rest), all (call and re-record everything), "
+        "off (no cassettes; the default).",
+        None,
+    ),
+    Option("cassette_dir", "Folder of the cassettes (default: cassettes/ under the rootdir).", None),
 )
 
 
@@ -125,6 +134,8 @@ class Settings:
     llm_timeout: float = 120.0
     concurrency: int = 1
     telecom_tasks: str = "base"
+    record_mode: str | None = None
+    cassette_dir: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     """Free-form values for plugins and conftests built on pytest-tau2 (shipped to xdist workers)."""
 
@@ -136,6 +147,11 @@ class Settings:
         if self.agent_url:
             return "websocket"
         return "litellm" if self.agent_model else "oracle"
+
+    @property
+    def recording(self) -> str | None:
+        """The record mode in force (none, once, new_episodes, all), or None when cassettes are off."""
+        return None if self.record_mode in (None, "", "off") else self.record_mode
 
     @property
     def user_kind(self) -> str:
@@ -188,6 +204,11 @@ MINIMUMS: dict[str, float] = {
     "concurrency": 1,
 }
 
+# Options that take one word of a fixed set; anything else is a usage error naming the option.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "record_mode": ("none", "once", "new_episodes", "all", "off"),
+}
+
 
 def resolve(cli: dict[str, Any], ini: dict[str, Any], environ: dict[str, str] | None = None) -> dict[str, Any]:
     """CLI > ini > environment > default, per option."""
@@ -204,4 +225,7 @@ def resolve(cli: dict[str, Any], ini: dict[str, Any], environ: dict[str, str] | 
         value = values[option.name]
         if minimum is not None and value is not None and value < minimum:
             raise ValueError(f"{option.flag} (ini {option.ini}) must be at least {minimum:g}, got {value!r}")
+        choices = CHOICES.get(option.name)
+        if choices is not None and value is not None and value not in choices:
+            raise ValueError(f"{option.flag} (ini {option.ini}) must be one of {', '.join(choices)}, got {value!r}")
     return values

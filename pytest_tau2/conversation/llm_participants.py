@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_tau2.conversation.protocol import Reply, ToolCall
 from pytest_tau2.llm.client import ModelConfig, RetryPolicy, acomplete
 from pytest_tau2.llm.usage import UsageMeter
+
+if TYPE_CHECKING:
+    from pytest_tau2.llm.cassette import Cassette
 
 
 @dataclass
@@ -16,10 +19,18 @@ class _LiteLLMParticipant:
     retry: RetryPolicy
     usage: UsageMeter
     side: str = "agent"
+    cassette: Cassette | None = None
+    """The scenario's cassette when recording or replaying (``--tau2-record-mode``)."""
 
     async def respond(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
         completion = await acomplete(
-            self.config, messages, tools=tools or None, retry=self.retry, usage=self.usage, side=self.side
+            self.config,
+            messages,
+            tools=tools or None,
+            retry=self.retry,
+            usage=self.usage,
+            side=self.side,
+            cassette=self.cassette,
         )
         calls = [ToolCall(call.name, call.arguments, call.id or "") for call in completion.tool_calls]
         return Reply(text=completion.text, tool_calls=calls)

@@ -10,16 +10,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import threading
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from pytest_tau2.errors import InfrastructureError
+from pytest_tau2.llm.secrets import mask_args, redact, secret_items
 
 if TYPE_CHECKING:
+    from pytest_tau2.llm.cassette import Cassette
     from pytest_tau2.llm.usage import UsageMeter
 
 __all__ = [
@@ -32,21 +32,6 @@ __all__ = [
     "preload",
     "redact",
 ]
-
-MASK = "***"
-
-# Argument names whose string values are credentials (api_key, azure_ad_token,
-# aws_secret_access_key, extra_headers["Authorization"], ...).
-_SECRET_NAME = re.compile(r"key|token|secret|password|authorization|credential", re.IGNORECASE)
-_SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
-_MIN_ENV_SECRET_LEN = 8
-# Explicit secrets shorter than this would mask ordinary words in messages.
-_MIN_EXPLICIT_SECRET_LEN = 4
-_SECRET_PATTERNS = (
-    re.compile(r"sk-[A-Za-z0-9_-]{8,}"),
-    re.compile(r"(?<=Bearer )[A-Za-z0-9._~+/=-]{8,}"),
-)
-
 
 # ---------------------------------------------------------------------------
 # Configuration
@@ -89,11 +74,11 @@ class ModelConfig:
 
     def secrets(self) -> list[str]:
         """String values of credential-like arguments (used by :func:`redact`)."""
-        return [value for _, value in _secret_items(self.args)]
+        return [value for _, value in secret_items(self.args)]
 
     def safe_dict(self) -> dict[str, Any]:
         """``{"model", "args"}`` with credential arguments masked, for metrics files."""
-        return {"model": self.model, "args": _mask_args(self.args)}
+        return {"model": self.model, "args": mask_args(self.args)}
 
 
 def _parse_args(args_json: str | None, option_name: str) -> dict[str, Any]:
@@ -112,26 +97,6 @@ def _parse_args(args_json: str | None, option_name: str) -> dict[str, Any]:
             f"got {type(parsed).__name__} {redact(text)!r}"
         )
     return parsed
-
-
-def _secret_items(args: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
-    for name, value in args.items():
-        if isinstance(value, Mapping):
-            yield from _secret_items(value)
-        elif isinstance(value, str) and _SECRET_NAME.search(str(name)):
-            yield name, value
-
-
-def _mask_args(args: Mapping[str, Any]) -> dict[str, Any]:
-    masked: dict[str, Any] = {}
-    for name, value in args.items():
-        if isinstance(value, Mapping):
-            masked[name] = _mask_args(value)
-        elif isinstance(value, str) and _SECRET_NAME.search(str(name)):
-            masked[name] = MASK
-        else:
-            masked[name] = value
-    return masked
 
 
 @dataclass
@@ -171,7 +136,9 @@ class Completion:
     """The normalised result of one chat completion.
 
     ``cost`` is ``None`` when litellm has no price for the model (never a
-    misleading 0.0); ``model`` is the name the provider reported.
+    misleading 0.0); ``model`` is the name the provider reported.  ``replayed``
+    marks a completion served from a cassette: its tokens and cost are those of
+    the recorded call, not new spend.
     """
 
     text: str | None
@@ -181,37 +148,7 @@ class Completion:
     cost: float | None
     model: str
     raw: dict[str, Any]
-
-
-# ---------------------------------------------------------------------------
-# Redaction
-# ---------------------------------------------------------------------------
-
-
-def redact(text: str, secrets: Iterable[str] | None = None) -> str:
-    """Replace credentials in ``text`` with ``***``.
-
-    Masks the given ``secrets`` (e.g. :meth:`ModelConfig.secrets`), the
-    values of environment variables named ``*_API_KEY``, ``*_TOKEN`` or
-    ``*_SECRET`` (at least 8 characters), and key-shaped strings such as
-    ``sk-...`` and ``Bearer ...``.
-    """
-    candidates = {s for s in (secrets or ()) if len(s) >= _MIN_EXPLICIT_SECRET_LEN}
-    candidates.update(_env_secrets())
-    # Longest first, so a secret that contains another is masked whole.
-    for secret in sorted(candidates, key=len, reverse=True):
-        text = text.replace(secret, MASK)
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(MASK, text)
-    return text
-
-
-def _env_secrets() -> set[str]:
-    return {
-        value
-        for name, value in os.environ.items()
-        if name.upper().endswith(_SECRET_ENV_SUFFIXES) and len(value) >= _MIN_ENV_SECRET_LEN
-    }
+    replayed: bool = False
 
 
 # ---------------------------------------------------------------------------
@@ -306,6 +243,7 @@ async def acomplete(
     usage: UsageMeter | None = None,
     response_format: dict[str, Any] | None = None,
     side: str = "agent",
+    cassette: Cassette | None = None,
 ) -> Completion:
     """Run one chat completion through litellm, retrying transport failures.
 
@@ -313,7 +251,19 @@ async def acomplete(
     backoff; other errors (400, 401, 404, ...) fail at once.  Failures raise
     :class:`~pytest_tau2.errors.InfrastructureError` with credentials
     redacted.  A successful call is recorded in ``usage`` under ``side``.
+
+    With a ``cassette`` (:mod:`pytest_tau2.llm.cassette`), a recorded call
+    with the same content is replayed without importing litellm; a miss
+    raises :class:`~pytest_tau2.llm.cassette.CassetteMissError` in the replay-only
+    modes, or is called and recorded in the others.
     """
+    lookup = None
+    if cassette is not None:
+        lookup = cassette.lookup(side, config, messages, tools, response_format)
+        if lookup.completion is not None:
+            if usage is not None:
+                usage.record(side, lookup.completion)
+            return lookup.completion
     litellm = _litellm()
     policy = retry or RetryPolicy()
     kwargs = _call_kwargs(config, messages, tools, policy, response_format)
@@ -329,6 +279,8 @@ async def acomplete(
         completion = _to_completion(litellm, config, response)
         if usage is not None:
             usage.record(side, completion)
+        if cassette is not None and lookup is not None:
+            cassette.record(lookup, completion)
         return completion
     raise AssertionError("unreachable: the retry loop always returns or raises")
 

@@ -22,34 +22,48 @@ class SideUsage:
 
     ``cost`` is ``None`` as soon as one call of this side was unpriced: a
     partial sum would understate the spend while looking exact.
+    ``replayed_calls`` of the ``calls`` were served from a cassette: their tokens
+    and cost are the recorded ones, not new spend.
     """
 
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float | None = 0.0
+    replayed_calls: int = 0
 
     @property
     def total_tokens(self) -> int:
         """Prompt plus completion tokens."""
         return self.prompt_tokens + self.completion_tokens
 
-    def add(self, calls: int, prompt: int, completion: int, cost: float | None) -> None:
-        """Add one or more calls' worth of usage."""
+    def add(self, calls: int, prompt: int, completion: int, cost: float | None, replayed: int = 0) -> None:
+        """Add one or more calls' worth of usage (``replayed`` of them from a cassette)."""
         self.calls += calls
         self.prompt_tokens += prompt
         self.completion_tokens += completion
         self.cost = None if self.cost is None or cost is None else self.cost + cost
+        self.replayed_calls += replayed
+
+    def copy(self) -> SideUsage:
+        return SideUsage(self.calls, self.prompt_tokens, self.completion_tokens, self.cost, self.replayed_calls)
 
     def to_dict(self) -> dict[str, Any]:
-        """``{calls, prompt_tokens, completion_tokens, total_tokens, cost_usd}``."""
-        return {
+        """``{calls, prompt_tokens, completion_tokens, total_tokens, cost_usd}``.
+
+        ``replayed_calls`` is added when some calls were replayed from a cassette, so a free
+        rerun is never mistaken for spend.
+        """
+        out: dict[str, Any] = {
             "calls": self.calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
             "cost_usd": self.cost,
         }
+        if self.replayed_calls:
+            out["replayed_calls"] = self.replayed_calls
+        return out
 
 
 class UsageMeter:
@@ -67,18 +81,13 @@ class UsageMeter:
                 completion.prompt_tokens,
                 completion.completion_tokens,
                 completion.cost,
+                1 if completion.replayed else 0,
             )
 
     def side(self, side: str) -> SideUsage:
         """A copy of the totals of ``side`` (zeros if it made no call)."""
         with self._lock:
-            current = self._sides.get(side, SideUsage())
-            return SideUsage(
-                current.calls,
-                current.prompt_tokens,
-                current.completion_tokens,
-                current.cost,
-            )
+            return self._sides.get(side, SideUsage()).copy()
 
     def merge(self, other: UsageMeter) -> UsageMeter:
         """Add ``other``'s totals into this meter; returns ``self``."""
@@ -89,6 +98,7 @@ class UsageMeter:
                     usage.prompt_tokens,
                     usage.completion_tokens,
                     usage.cost,
+                    usage.replayed_calls,
                 )
         return self
 
@@ -111,6 +121,7 @@ class UsageMeter:
                 int(values.get("prompt_tokens", 0)),
                 int(values.get("completion_tokens", 0)),
                 values.get("cost_usd"),
+                int(values.get("replayed_calls", 0)),
             )
         return meter
 
@@ -119,10 +130,7 @@ class UsageMeter:
 
     def _snapshot(self) -> dict[str, SideUsage]:
         with self._lock:
-            return {
-                name: SideUsage(u.calls, u.prompt_tokens, u.completion_tokens, u.cost)
-                for name, u in self._sides.items()
-            }
+            return {name: u.copy() for name, u in self._sides.items()}
 
     def __repr__(self) -> str:
         return f"UsageMeter({self.to_dict()!r})"

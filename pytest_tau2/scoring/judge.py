@@ -16,12 +16,15 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_tau2.errors import InfrastructureError
 from pytest_tau2.llm.client import ModelConfig, RetryPolicy, acomplete
 from pytest_tau2.llm.usage import UsageMeter
 from pytest_tau2.scoring.signals import JudgeOutcome
+
+if TYPE_CHECKING:
+    from pytest_tau2.llm.cassette import Cassette
 
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
@@ -118,12 +121,20 @@ class LLMJudge:
     config: ModelConfig
     retry: RetryPolicy
     usage: UsageMeter
+    cassette: Cassette | None = None
+    """The scenario's cassette when recording or replaying (``--tau2-record-mode``)."""
 
     async def judge(self, assertions: list[str], transcript: list[dict[str, Any]]) -> JudgeOutcome:
         messages = judge_messages(assertions, transcript)
         try:
-            completion = await acomplete(self.config, messages, retry=self.retry, usage=self.usage, side="judge")
+            completion = await acomplete(
+                self.config, messages, retry=self.retry, usage=self.usage, side="judge", cassette=self.cassette
+            )
         except InfrastructureError as exc:
+            from pytest_tau2.llm.cassette import CassetteMissError
+
+            if isinstance(exc, CassetteMissError):
+                raise  # a stale recording is the run's error, not a failed NL assertion
             reason = f"the judge call failed: {exc}"
             verdicts = [
                 {"index": i, "assertion": a, "passed": False, "reason": reason} for i, a in enumerate(assertions)

@@ -1,0 +1,194 @@
+"""The cassette file: YAML with a fixed key order, literal blocks, and no repeated prefixes.
+
+:mod:`pytest_tau2.llm.cassette` decides what to replay and record; this module turns its calls
+into text and back. Requests are stored compressed (each repeats only what its side's previous
+request did not hold) and read back whole, so matching always sees the request as sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pytest_tau2.errors import Tau2Error
+from pytest_tau2.llm.secrets import redact
+
+__all__ = ["FORMAT", "CassetteError", "Interaction", "load", "match_key", "ordered", "render_request", "write"]
+
+FORMAT = 1
+SUFFIX = ".yaml"
+HEADER = (
+    "# pytest-tau2 cassette: the model calls of one scenario, replayed by --tau2-record-mode\n"
+    "# (docs/recording.md). Credentials are masked; review and commit it like code.\n"
+)
+
+
+class CassetteError(Tau2Error):
+    """A cassette file cannot be read: not YAML, another format, a malformed call."""
+
+
+@dataclass
+class Interaction:
+    """One recorded call: the full request (as matched) and the reply."""
+
+    side: str
+    call: int
+    request: dict[str, Any]
+    reply: dict[str, Any]
+    key: str
+
+
+def match_key(request: Mapping[str, Any], secrets: Iterable[str] = ()) -> str:
+    """The identity of a request: a hash of its canonical JSON, credentials masked.
+
+    Masking here as well as in the file makes a live request and its recorded (masked) copy
+    hash alike.
+    """
+    text = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(redact(text, secrets).encode("utf-8")).hexdigest()
+
+
+def ordered(value: Any) -> Any:
+    """A copy with every mapping's keys sorted (``role`` first, so messages read naturally)."""
+    if isinstance(value, Mapping):
+        return {str(k): ordered(value[k]) for k in sorted(value, key=lambda k: (str(k) != "role", str(k)))}
+    if isinstance(value, list | tuple):
+        return [ordered(v) for v in value]
+    return value
+
+
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """Safe YAML with multi-line strings as literal blocks (a prompt diff is a line diff)."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    # The emitter falls back to a quoted scalar where a block cannot hold the text exactly.
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|" if "\n" in data else None)
+
+
+_Dumper.add_representer(str, _represent_str)
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _dump(data: Any) -> str:
+    return str(yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=2**20))
+
+
+def render_request(request: Mapping[str, Any]) -> str:
+    """A request, whole, laid out as the cassette lays it out (YAML), for diffs."""
+    return _dump({key: ordered(request.get(key)) for key in ("model", "args", "tools", "messages")})
+
+
+def _compress(calls: list[Interaction]) -> list[dict[str, Any]]:
+    """The file form: each request repeats only what its side's previous request did not hold.
+
+    A conversation's requests grow by a few messages per call and resend the same tools, so
+    storing each in full would grow quadratically with the conversation; ``base`` names the
+    earlier call (``n``) whose first ``messages`` messages (and tools) this request starts with.
+    """
+    out: list[dict[str, Any]] = []
+    last: dict[str, tuple[int, Interaction]] = {}
+    for n, interaction in enumerate(calls, start=1):
+        request = interaction.request
+        stored: dict[str, Any] = {"model": request["model"]}
+        if request.get("args"):
+            stored["args"] = request["args"]
+        messages = list(request["messages"])
+        tools = request.get("tools")
+        previous = last.get(interaction.side)
+        if previous is not None:
+            base_n, base = previous
+            kept = _common_prefix(base.request["messages"], messages)
+            same_tools = bool(tools) and tools == base.request.get("tools")
+            if kept or same_tools:
+                stored["base"] = {"n": base_n, "messages": kept, "tools": same_tools}
+                messages = messages[kept:]
+                if same_tools:
+                    tools = None
+        if tools:
+            stored["tools"] = tools
+        stored["messages"] = messages
+        out.append(
+            {"n": n, "side": interaction.side, "call": interaction.call, "request": stored, "reply": interaction.reply}
+        )
+        last[interaction.side] = (n, interaction)
+    return out
+
+
+def _common_prefix(a: list[Any], b: list[Any]) -> int:
+    count = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        count += 1
+    return count
+
+
+def write(path: Path, name: str, calls: list[Interaction]) -> None:
+    """Write ``calls`` atomically (a crash never leaves half a cassette)."""
+    text = HEADER + _dump({"format": FORMAT, "scenario": name, "calls": _compress(calls)})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load(path: Path) -> list[Interaction]:
+    """Read a cassette back into full requests; a malformed file raises :class:`CassetteError`."""
+    try:
+        data = yaml.load(path.read_text("utf-8"), Loader=_Loader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise CassetteError(f"cassette {path} cannot be read: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        found = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise CassetteError(f"cassette {path}: expected 'format: {FORMAT}' at the top, found {found!r}")
+    calls = data.get("calls")
+    if not isinstance(calls, list):
+        raise CassetteError(f"cassette {path}: 'calls' must be a list, found {type(calls).__name__}")
+    out: list[Interaction] = []
+    for position, entry in enumerate(calls, start=1):
+        try:
+            out.append(_interaction(entry, position, out))
+        except (KeyError, TypeError, ValueError) as exc:
+            problem = f"{type(exc).__name__}: {exc}"
+            raise CassetteError(f"cassette {path}: call n={position} is malformed ({problem})") from None
+    return out
+
+
+def _interaction(entry: Any, position: int, earlier: list[Interaction]) -> Interaction:
+    if not isinstance(entry, dict):
+        raise TypeError(f"expected a mapping, found {type(entry).__name__}")
+    if entry.get("n") != position:
+        raise ValueError(f"'n' is {entry.get('n')!r}, expected {position} (calls are numbered in file order)")
+    stored = entry["request"]
+    reply = entry["reply"]
+    if not isinstance(stored, dict) or not isinstance(reply, dict):
+        raise TypeError("'request' and 'reply' must be mappings")
+    messages = list(stored.get("messages") or [])
+    tools = stored.get("tools")
+    base = stored.get("base")
+    if base is not None:
+        base_n = int(base["n"])
+        if not 1 <= base_n < position:
+            raise ValueError(f"base n={base_n} is not an earlier call")
+        origin = earlier[base_n - 1].request
+        messages = list(origin["messages"][: int(base["messages"])]) + messages
+        if base.get("tools"):
+            tools = origin.get("tools")
+    request = {"model": str(stored["model"]), "args": dict(stored.get("args") or {}), "tools": tools or None}
+    request["messages"] = messages
+    side = str(entry["side"])
+    return Interaction(side, int(entry["call"]), request, reply, match_key(request))
