@@ -1,4 +1,4 @@
-"""The ``pytest-tau2`` command: ``pytest-tau2 data fetch|verify`` and ``pytest-tau2 bot ...``."""
+"""The ``pytest-tau2`` command: ``pytest-tau2 data fetch|verify``, ``pytest-tau2 bot ...``, ``pytest-tau2 report``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 USAGE = """usage: pytest-tau2 data {fetch,verify} [...]   download or check the pinned tau2 data
        pytest-tau2 bot [...]                    run the reference WebSocket agent bot
+       pytest-tau2 report DIR [DIR ...] [-o FILE]   HTML report of saved results (several: a comparison)
 Evaluations themselves run through pytest, e.g.: pytest -k tau2_retail"""
 
 
@@ -21,6 +22,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_tau2.bot.__main__ import main as bot_main
 
         return int(bot_main(args[1:], prog="pytest-tau2 bot") or 0)
+    if command == "report":
+        from pytest_tau2.report.html.cli import main as report_main
+
+        return report_main(args[1:], prog="pytest-tau2 report")
     if command in ("-h", "--help"):
         print(USAGE)
         return 0
