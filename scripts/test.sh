@@ -5,4 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup-env.sh
 "$PY" -m pip install --quiet --disable-pip-version-check -e ".[test]"
+bash scripts/install-browser.sh  # headless Chromium for the HTML report tests (apt-get, as root)
 "$PY" -m pytest tests -n 2 -q "$@"
