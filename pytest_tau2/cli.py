@@ -1,4 +1,5 @@
-"""The ``pytest-tau2`` command: ``pytest-tau2 data fetch|verify``, ``pytest-tau2 bot ...``, ``pytest-tau2 report``."""
+"""The ``pytest-tau2`` command: ``pytest-tau2 data fetch|verify``, ``pytest-tau2 bot ...``, ``pytest-tau2 report``,
+``pytest-tau2 list``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Sequence
 USAGE = """usage: pytest-tau2 data {fetch,verify} [...]   download or check the pinned tau2 data
        pytest-tau2 bot [...]                    run the reference WebSocket agent bot
        pytest-tau2 report DIR [DIR ...] [-o FILE]   HTML report of saved results (several: a comparison)
+       pytest-tau2 list [--domain D] [--rootdir DIR]   the scenarios pytest collects, by domain
 Evaluations themselves run through pytest, e.g.: pytest -k tau2_retail"""
 
 
@@ -26,6 +28,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_tau2.report.html.cli import main as report_main
 
         return report_main(args[1:], prog="pytest-tau2 report")
+    if command == "list":
+        from pytest_tau2.listing import main as list_main
+
+        return list_main(args[1:], prog="pytest-tau2 list")
     if command in ("-h", "--help"):
         print(USAGE)
         return 0

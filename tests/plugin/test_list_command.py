@@ -1,0 +1,158 @@
+"""``pytest-tau2 list``: the scenarios pytest collects, under domain headings, without parsing a DB.
+
+Each case runs the command in a fresh process (``python -m pytest_tau2.cli list``): in this
+repository (whose root conftest imports ``scenarios``), and in a user's project started from
+another folder (``--rootdir``) or from a subfolder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.plugin.conftest import Project
+from tests.support.tau2_data import DATA_DIR, REPO, requires_data
+
+HEADING = re.compile(r"^(?P<domain>\w+): (?P<text>.*)$", re.MULTILINE)
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "TAU2_", "CI"))}
+    return {**env, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "TAU2_DATA_DIR": str(DATA_DIR), **extra}
+
+
+def _list(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_tau2.cli", "list", *args],
+        cwd=cwd,
+        env=env or _env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _headings(out: str) -> dict[str, str]:
+    return {m["domain"]: m["text"] for m in HEADING.finditer(out) if m["domain"] != "rootdir"}
+
+
+def _names(out: str) -> list[str]:
+    return [line.split()[0] for line in out.splitlines() if line.startswith("  ") and "__" in line]
+
+
+@requires_data("retail", "airline", "telecom")
+def test_this_repository_by_domain_with_counts_and_split_markers() -> None:
+    done = _list()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"rootdir: {REPO}\n284 scenarios in 4 domains\n")
+    assert _headings(done.stdout) == {
+        "restaurant": "6 scenarios",
+        "tau2_airline": "50 scenarios (30 train, 20 test)",
+        "tau2_retail": "114 scenarios (74 train, 40 test)",
+        "tau2_telecom": "114 scenarios (74 train, 40 test)",
+    }
+    assert "  tau2_retail__5    tau2_split_test\n" in done.stdout  # split marker beside the name
+    names = _names(done.stdout)
+    retail = [n for n in names if n.startswith("tau2_retail__")]
+    assert retail[:3] == ["tau2_retail__0", "tau2_retail__1", "tau2_retail__2"]  # numeric order
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+        cwd=REPO,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    assert sorted(names) == sorted(re.findall(r"test_scenario\[(\w+)\]", collected))  # what pytest runs
+
+
+@requires_data("retail", "airline", "telecom")
+def test_listing_parses_no_database(tmp_path: Path) -> None:
+    """Every DB file replaced by text that no JSON/TOML parser accepts: the listing is unchanged."""
+    data = tmp_path / "tau2-data"
+    for source in DATA_DIR.rglob("*"):
+        target = data / source.relative_to(DATA_DIR)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            target.mkdir(exist_ok=True)
+        elif source.name in ("db.json", "db.toml", "user_db.toml"):
+            target.write_text("this is not a database {", "utf-8")
+        else:
+            shutil.copyfile(source, target)  # not a symlink: data paths may not lead out of the root
+    broken = _list("--tau2-allow-unpinned-data", env=_env(TAU2_DATA_DIR=str(data)))
+    assert broken.returncode == 0, broken.stderr
+    assert broken.stdout.replace(str(data), "DATA") == _list().stdout.replace(str(DATA_DIR), "DATA")
+    assert "unavailable" not in broken.stdout
+
+
+@requires_data("retail")
+def test_domain_filter_and_pytest_options_pass_through() -> None:
+    done = _list("--domain", "tau2_retail,restaurant", "-m", "tau2_split_test or not tau2_split_train")
+    assert done.returncode == 0, done.stderr
+    assert _headings(done.stdout) == {"restaurant": "6 scenarios", "tau2_retail": "40 scenarios (40 test)"}
+
+
+def test_an_unknown_domain_is_refused_with_suggestions() -> None:
+    done = _list("--domain", "resturant")
+    assert done.returncode == 2
+    assert done.stderr.startswith("pytest-tau2 list: no domain 'resturant' (did you mean restaurant")
+
+
+def test_missing_tau2_data_lists_the_domain_as_unavailable_with_the_fix(tmp_path: Path) -> None:
+    env = _env(TAU2_DATA_DIR=str(tmp_path / "nowhere"), HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    done = _list("--domain", "tau2_retail", "--domain", "restaurant", env=env)
+    assert done.returncode == 0, done.stderr
+    assert _headings(done.stdout)["tau2_retail"] == "unavailable"
+    assert f"    DataError: tau2 data folder {tmp_path / 'nowhere'} does not exist" in done.stdout
+    assert "python -m pytest_tau2.data fetch --domain retail" in done.stdout
+    assert _headings(done.stdout)["restaurant"] == "6 scenarios"
+
+
+def test_a_user_project_from_another_folder_or_a_subfolder(project: Project, tmp_path: Path) -> None:
+    project.restaurant()
+    project.write("pytest.ini", "[pytest]\naddopts = -p no:randomly\n")
+    project.write("sub/notes.txt", "a subfolder of the project\n")
+    from_elsewhere = _list("--rootdir", str(project.path), cwd=tmp_path)
+    from_inside = _list(cwd=project.path / "sub")
+    for done in (from_elsewhere, from_inside):
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith(f"rootdir: {project.path}\n6 scenarios in 1 domain\n")
+        assert _headings(done.stdout) == {"restaurant": "6 scenarios"}
+
+
+def test_a_folder_without_scenarios_says_what_is_missing(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", "utf-8")
+    done = _list(cwd=tmp_path)
+    assert done.returncode == 1
+    assert "no scenario collected in" in done.stderr and "from pytest_tau2 import test_scenario" in done.stderr
+
+
+def test_a_collection_error_shows_pytest_s_own_output(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", "utf-8")
+    (tmp_path / "conftest.py").write_text("import my_missing_scenarios\n", "utf-8")
+    done = _list(cwd=tmp_path)
+    assert done.returncode == 2
+    assert "pytest could not collect in" in done.stderr
+    assert "No module named 'my_missing_scenarios'" in done.stderr
+
+
+def test_the_command_is_in_the_cli_usage() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_tau2.cli", "--help"], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert "pytest-tau2 list [--domain D] [--rootdir DIR]" in done.stdout
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_list_help_names_its_options(flag: str) -> None:
+    done = _list(flag)
+    assert done.returncode == 0
+    assert "--domain D" in done.stdout and "--rootdir DIR" in done.stdout
