@@ -156,9 +156,11 @@ def histogram(
                 f'height="{h:.1f}" rx="2"><title>{escape(label)}{c} between {escape(fmt(edges[i]))} and '
                 f"{escape(fmt(edges[i + 1]))}</title></rect>"
             )
-    every_nth = max(1, math.ceil((len(edges)) / 8))
+    every_nth = max(1, math.ceil(len(edges) / 8))
+    last = len(edges) - 1
     for i, edge in enumerate(edges):
-        if i % every_nth == 0 or i == len(edges) - 1:
+        # every n-th edge, and the last one unless it would crowd the one shown before it
+        if i % every_nth == 0 or (i == last and last % every_nth > every_nth // 2):
             x = left + i * slot
             body.append(
                 f'<text class="axis" x="{x:.1f}" y="{base + 16}" text-anchor="middle">{escape(fmt(edge))}</text>'
