@@ -96,8 +96,10 @@ class Reports:
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reports]:
-    """Both runs at once (two processes), then their reports and the comparison."""
+def reports(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[Reports]:
+    """Both runs at once (two processes), then their reports and the comparison.
+
+    Asks for the browser first, so that without one the module skips before running anything."""
     root = tmp_path_factory.mktemp("report")
     sweep_dir, failing_dir = root / "sweep", root / "failing"
     with FakeOpenAIServer() as judge:
