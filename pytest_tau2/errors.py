@@ -45,3 +45,11 @@ class InfrastructureError(Tau2Error):
 
 class ProtocolError(InfrastructureError):
     """An external agent bot sent a frame that breaks the protocol."""
+
+
+class SettingsError(Tau2Error, ValueError):
+    """A ``--tau2-*`` option or combination is invalid; the pytest adapter shows it as a usage error."""
+
+
+class ScenarioNotApplicable(Tau2Error):
+    """This run cannot evaluate this scenario (e.g. it is not in the replay file): the item is skipped."""

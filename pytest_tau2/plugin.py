@@ -1,7 +1,7 @@
 """The pytest adapter: options, collection, fixtures, sub-results, xdist, run summary.
 
 Everything here is a thin layer over plain modules: the registry says what to collect,
-:func:`pytest_tau2.runner.run_scenario` runs a scenario, :mod:`pytest_tau2.report` writes
+:func:`pytest_tau2.run.pipeline.run_scenario` runs a scenario, :mod:`pytest_tau2.report` writes
 and aggregates results. A scenario is a parametrized test function (``test_scenario``), so
 ``-k``, ``--lf``, markers, IDEs and xdist work with no private API.
 """
@@ -16,19 +16,26 @@ import itertools
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
-from pytest_tau2 import participants
-from pytest_tau2.errors import InfrastructureError, Tau2Error
+from pytest_tau2.conversation.protocol import Participant
+from pytest_tau2.errors import InfrastructureError, ScenarioNotApplicable, SettingsError, Tau2Error
 from pytest_tau2.report import files
 from pytest_tau2.report.metrics import build_metrics
+from pytest_tau2.run import participants
+from pytest_tau2.run.agent_side import ProvidesAgentSide
+from pytest_tau2.run.outcome import ScenarioOutcome
+from pytest_tau2.run.pipeline import Judge, run_scenario
 from pytest_tau2.run_report import SCENARIO_PROPERTY, RunReport
-from pytest_tau2.runner import ScenarioOutcome, run_scenario
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scenario.registry import all_scenarios
+from pytest_tau2.scoring.signals import signal_specs
 from pytest_tau2.settings import OPTIONS, Settings, resolve
+
+if TYPE_CHECKING:
+    from pytest_tau2.run.prefetch import Prefetcher
 
 T = TypeVar("T")
 SETTINGS_KEY = pytest.StashKey[Settings]()
@@ -111,7 +118,10 @@ def _settings_from_config(config: pytest.Config) -> Settings:
         stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
         values["results_dir"] = str(config.rootpath / "tau2-results" / stamp)
     settings = Settings(**values)
-    participants.validate_settings(settings)
+    try:
+        participants.validate_settings(settings)
+    except SettingsError as exc:
+        raise pytest.UsageError(str(exc)) from None
     return settings
 
 
@@ -217,12 +227,17 @@ def tau2_scenario(tau2_scenario_name: str, pytestconfig: pytest.Config) -> Scena
 def _or_fail(name: str, build: Callable[[], T]) -> T:
     """Run ``build``; show a plugin error (bad data, bad scenario) as its message, not a traceback."""
     message = None
+    skip = None
     try:
         return build()
+    except ScenarioNotApplicable as exc:
+        skip = str(exc)
     except Tau2Error as exc:
         message = f"{name}: {type(exc).__name__}: {exc}"
+    if skip is not None:
+        pytest.skip(skip)
     # Failing outside the except block keeps pytest from printing "during handling..." chains.
-    pytest.fail(message, pytrace=False)
+    pytest.fail(message or f"{name}: failed", pytrace=False)
 
 
 @pytest.fixture
@@ -232,19 +247,19 @@ def tau2_context(tau2_scenario: Scenario, tau2_settings: Settings) -> participan
 
 
 @pytest.fixture
-def tau2_agent(tau2_context: participants.Context) -> Any:
+def tau2_agent(tau2_context: participants.Context) -> Participant | ProvidesAgentSide:
     """The agent under test. Override in conftest.py to evaluate your own Python agent."""
-    return participants.make_agent(tau2_context)
+    return _or_fail(tau2_context.scenario.name, lambda: participants.make_agent(tau2_context))
 
 
 @pytest.fixture
-def tau2_user(tau2_context: participants.Context) -> Any:
+def tau2_user(tau2_context: participants.Context) -> Participant:
     """The simulated user. Override in conftest.py for a custom user simulator."""
-    return participants.make_user(tau2_context)
+    return _or_fail(tau2_context.scenario.name, lambda: participants.make_user(tau2_context))
 
 
 @pytest.fixture
-def tau2_judge(tau2_context: participants.Context) -> Any:
+def tau2_judge(tau2_context: participants.Context) -> Judge | None:
     """The NL-assertion judge, or None when no judge model is configured."""
     return participants.make_judge(tau2_context)
 
@@ -254,9 +269,9 @@ def tau2_outcome(
     request: pytest.FixtureRequest,
     tau2_scenario: Scenario,
     tau2_context: participants.Context,
-    tau2_agent: Any,
-    tau2_user: Any,
-    tau2_judge: Any,
+    tau2_agent: Participant | ProvidesAgentSide,
+    tau2_user: Participant,
+    tau2_judge: Judge | None,
     tau2_settings: Settings,
 ) -> ScenarioOutcome:
     """Run the scenario (setup phase: an infrastructure failure makes the item an *error*)."""
@@ -267,9 +282,10 @@ def tau2_outcome(
         # family: JUnit consumers read these properties whatever the family.
         node.user_properties.append((name, value))
 
-    prefetcher = _prefetcher(request, tau2_settings, (tau2_agent, tau2_user, tau2_judge))
+    built = (tau2_agent, tau2_user, tau2_judge)
+    prefetcher = _prefetcher(request, tau2_settings, all(p is None or tau2_context.built_here(p) for p in built))
     if prefetcher is not None:
-        taken = prefetcher.take(tau2_scenario.name)
+        taken = _or_fail(tau2_scenario.name, lambda: prefetcher.take(tau2_scenario.name))
         tau2_scenario, tau2_context = taken.scenario, taken.context
         run: Callable[[], ScenarioOutcome] = taken.future.result
     else:
@@ -283,18 +299,18 @@ def tau2_outcome(
     )
 
 
-PREFETCH_KEY = pytest.StashKey[Any]()
+PREFETCH_KEY = pytest.StashKey["Prefetcher"]()
 
 
-def _prefetcher(request: pytest.FixtureRequest, settings: Settings, built: tuple[Any, ...]) -> Any:
+def _prefetcher(request: pytest.FixtureRequest, settings: Settings, all_builtin: bool) -> Prefetcher | None:
     """The process's Prefetcher when --tau2-concurrency applies to this item, else None."""
     if settings.concurrency <= 1 or _is_worker(request.config):
         return None
-    if not all(p is None or type(p).__module__.startswith("pytest_tau2.") for p in built):
+    if not all_builtin:
         return None  # an overridden participant fixture: only the item's own fixtures can build it
     prefetcher = request.config.stash.get(PREFETCH_KEY, None)
     if prefetcher is None:
-        from pytest_tau2.prefetch import Prefetcher
+        from pytest_tau2.run.prefetch import Prefetcher
 
         names = [name for name in map(_scenario_name, request.session.items) if name is not None]
         prefetcher = Prefetcher(
@@ -309,8 +325,8 @@ def _prefetcher(request: pytest.FixtureRequest, settings: Settings, built: tuple
 
 def _record(
     outcome: ScenarioOutcome,
-    agent: Any,
-    user: Any,
+    agent: object,
+    user: object,
     tau2_context: participants.Context,
     tau2_settings: Settings,
     record_property: Any,
@@ -323,8 +339,8 @@ def _record(
         models=tau2_context.models(),
         data_pin=tau2_context.data_pin(),
         token_usage=tau2_context.usage.to_dict(),
-        agent_kind=participants.describe_agent(tau2_settings, agent),
-        user_kind=participants.describe_user(tau2_settings, user),
+        agent_kind=participants.describe_agent(tau2_settings, agent, tau2_context),
+        user_kind=participants.describe_user(tau2_settings, user, tau2_context),
         infrastructure_error=infra_text,
     )
     files.write_scenario_results(
@@ -338,15 +354,8 @@ def _record(
     )
     for key in ("is_successful", "stop_reason", "stalled", "agent_turns"):
         record_property(key, _prop(metrics[key]))
-    for key in (
-        "is_action_match",
-        "db_state_match",
-        "db_state_assertion_pass_rate",
-        "nl_assertion_pass_rate",
-        "judge_passed",
-        "clean_exit",
-    ):
-        record_property(key, _prop(metrics[key]))
+    for spec in signal_specs():
+        record_property(spec.metric, _prop(metrics[spec.metric]))
     if infra_text is not None:
         record_property("infrastructure_error", infra_text)
         if getattr(infra, "fatal", False) and session is not None:
@@ -356,7 +365,13 @@ def _record(
     return outcome
 
 
-async def _run(scenario: Scenario, agent: Any, user: Any, judge: Any, settings: Settings) -> ScenarioOutcome:
+async def _run(
+    scenario: Scenario,
+    agent: Participant | ProvidesAgentSide,
+    user: Participant,
+    judge: Judge | None,
+    settings: Settings,
+) -> ScenarioOutcome:
     """One scenario on this item's own event loop."""
     try:
         return await run_scenario(scenario, agent=agent, user=user, settings=settings, judge=judge)

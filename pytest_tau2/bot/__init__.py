@@ -5,7 +5,8 @@ evaluated over one WebSocket connection per scenario; docs/websocket.md is the r
 
 - :mod:`.protocol`: frame types, the JSON Schemas in ``schemas/`` (one per type), encode/decode;
 - :mod:`.client`: :class:`~pytest_tau2.bot.client.WebSocketAgent`, the runner's side;
-- :mod:`.runner`: :func:`~pytest_tau2.bot.runner.run_remote_scenario`, scoring from the bot's report;
+- :mod:`.remote`: :class:`~pytest_tau2.bot.remote.RemoteAgentSide`, the agent side the pipeline scores
+  from the bot's report;
 - :mod:`.server`, :mod:`.session`, :mod:`.agents`: the reference bot
   (``python -m pytest_tau2.bot``), one independent state per connection.
 """

@@ -24,7 +24,7 @@ def oracle_factory(min_turns: int = 3) -> AgentFactory:
     """The in-process oracle: replays the scenario's gold actions, speaks ``min_turns`` times, exits."""
 
     def make(scenario: Scenario, settings: Settings) -> Any:
-        from pytest_tau2.participants import Context  # the same gold plan the in-process oracle gets
+        from pytest_tau2.run.participants import Context  # the same gold plan the in-process oracle gets
 
         return RemoteOracle(OracleAgent(Context.for_scenario(scenario, settings).plan, min_turns=max(min_turns, 1)))
 

@@ -2,20 +2,21 @@
 
 The conversation loop asks an agent for a :class:`Reply` and runs the reply's tool calls on
 the agent's Environment. An external bot has already run its tools on its own DB, so this
-agent returns the calls the bot *reported*, and :class:`pytest_tau2.bot.runner.BotEnvironment`
+agent returns the calls the bot *reported*, and :class:`pytest_tau2.bot.remote.BotEnvironment`
 hands the loop the bot's results instead of running anything. The loop therefore records the
 bot's calls and results in the transcript exactly as it records an in-process agent's, counts
 tool errors and agent steps the same way, and ends on the bot's exit as on an exit tool.
 
-Use it through :func:`pytest_tau2.bot.runner.run_remote_scenario`, which also asks the bot
-for the scenario summary (recorded actions, DB hash) and scores from it.
+It provides its own agent side (:meth:`WebSocketAgent.agent_side`, a
+:class:`~pytest_tau2.bot.remote.RemoteAgentSide`), so :func:`pytest_tau2.run.pipeline.run_scenario`
+also asks the bot for the scenario summary (recorded actions, DB hash) and scores from it.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from pytest_tau2.bot.protocol import PROTOCOL_VERSION, decode, encode, error_frame, excerpt
 from pytest_tau2.conversation.protocol import Reply, ToolCall
@@ -23,6 +24,9 @@ from pytest_tau2.environment.env import ToolResult
 from pytest_tau2.errors import InfrastructureError, ProtocolError
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.settings import Settings
+
+if TYPE_CHECKING:
+    from pytest_tau2.bot.remote import RemoteAgentSide
 
 DEFAULT_MAX_SIZE = 256 << 20
 """Largest frame accepted from a bot: a summary may carry a whole DB (airline: ~7 MB)."""
@@ -46,9 +50,6 @@ class WebSocketAgent:
     :class:`~pytest_tau2.errors.InfrastructureError` (:class:`~pytest_tau2.errors.ProtocolError`
     for protocol violations) naming what happened, with an excerpt of the frame involved.
     """
-
-    runs_tools_remotely: ClassVar[bool] = True
-    """Marks agents whose tools and DB live elsewhere: ``run_scenario`` hands them to ``run_remote_scenario``."""
 
     def __init__(
         self,
@@ -87,6 +88,12 @@ class WebSocketAgent:
         self._results: deque[tuple[str, ToolResult]] = deque()
 
     # ---- session ---------------------------------------------------------------------------------
+
+    def agent_side(self) -> RemoteAgentSide:
+        """This agent's side of the world is the bot: the pipeline scores from its reports."""
+        from pytest_tau2.bot.remote import RemoteAgentSide
+
+        return RemoteAgentSide(self)
 
     async def start(self) -> dict[str, Any]:
         """Connect, say hello, send the scenario's initialization. Returns the ``initialized`` frame."""

@@ -16,11 +16,10 @@ from typing import Any
 
 from pytest_tau2.bot.protocol import PROTOCOL_VERSION, wire_arguments
 from pytest_tau2.conversation.protocol import Participant, Reply, ToolCall
-from pytest_tau2.data.resolve import data_path
-from pytest_tau2.environment.db import canonical_json, db_hash, fresh_db
+from pytest_tau2.environment.db import canonical_json, db_hash
 from pytest_tau2.environment.env import Environment
-from pytest_tau2.errors import DataPathError
-from pytest_tau2.runner import build_environments, seed_states
+from pytest_tau2.errors import DataError
+from pytest_tau2.run.seeding import MissingDataFile, build_environments, load_db_paths, seed_states
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.settings import Settings
 
@@ -159,21 +158,17 @@ class BotSession:
         settings = self.config.settings
         root = scenario.data_root(settings)
         agent: dict[str, Any] = dict(init)
-        for key in [k for k in agent if k == "db_path" or k.endswith("_db_path")]:
-            relative = agent.pop(key)
-            if not isinstance(relative, str):
-                raise SessionError("bad_db_path", f"shared_state_init.{key} must be a string, got {relative!r}")
-            try:
-                path = data_path(root, relative)
-            except DataPathError as exc:
-                raise SessionError("bad_db_path", str(exc)) from None
-            if not path.is_file():
-                raise SessionError("bad_db_path", f"shared_state_init.{key} {relative!r}: no such file under {root}")
-            target = "db" if key == "db_path" else key[: -len("_path")]
-            agent[target] = fresh_db(scenario.read_db(path, "agent"))
+        try:
+            load_db_paths(scenario, agent, "agent", root)
+        except MissingDataFile as exc:
+            raise SessionError(
+                "bad_db_path", f"shared_state_init.{exc.key} {exc.relative!r}: no such file under {root}"
+            ) from None
+        except DataError as exc:  # a path escaping the root, or not a string
+            raise SessionError("bad_db_path", f"shared_state_init: {exc}") from None
         states = {"agent": agent}
         if "user" in scenario.sides:
-            states["user"] = seed_states(scenario, settings)["user"]
+            states["user"] = seed_states(scenario, settings, sides=("user",))["user"]
         return states
 
     # ---- the conversation -----------------------------------------------------------------------

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_tau2.runner import ScenarioOutcome
+    from pytest_tau2.run.outcome import ScenarioOutcome
 
 
 def write_json(path: Path, data: Any) -> None:

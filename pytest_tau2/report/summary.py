@@ -15,15 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-SIGNAL_FIELDS = (
-    ("Action match", "is_action_match", "action_match"),
-    ("DB-state match", "db_state_match", "db_state_match"),
-    ("Clean exit", "clean_exit", "clean_exit"),
-    ("Judge passed", "judge_passed", "judge_passed"),
-)
-ALL_SIGNALS = frozenset(
-    ("action_match", "db_state_match", "db_state_assertion", "nl_assertion", "judge_passed", "clean_exit")
-)
+from pytest_tau2.scoring.signals import signal_specs
 
 
 @dataclass
@@ -78,18 +70,14 @@ def summarize(metrics: Iterable[dict[str, Any]]) -> Summary:
         else:
             summary.failed += 1
         # A signal counts in the rates of the scenarios it gates; elsewhere it is informational.
-        gating = set(m.get("success_signals") or ALL_SIGNALS)
-
-        def rates(signal: str, gating: set[str] = gating) -> dict[str, Rate]:
-            return summary.signals if signal in gating else summary.informational
-
-        for label, key, signal in SIGNAL_FIELDS:
-            if isinstance(m.get(key), bool):
-                rates(signal)[label].add(m[key])
-        for verdict in m.get("nl_assertion_verdicts") or []:
-            rates("nl_assertion")["NL-Assertion pass"].add(verdict.get("passed") is True)
-        for verdict in m.get("db_state_assertion_verdicts") or []:
-            rates("db_state_assertion")["DB-state assertion pass"].add(verdict.get("passed") is True)
+        gating = set(m.get("success_signals") or [spec.key for spec in signal_specs()])
+        for spec in signal_specs():
+            rates = summary.signals if spec.key in gating else summary.informational
+            if spec.evidence_field is not None:  # a rate signal counts its items (assertions, predicates)
+                for verdict in m.get(spec.evidence_field) or []:
+                    rates[spec.label].add(verdict.get("passed") is True)
+            elif isinstance(m.get(spec.metric), bool):
+                rates[spec.label].add(m[spec.metric])
     return summary
 
 
@@ -163,18 +151,10 @@ def _headline(s: Summary) -> str:
 
 
 def _rates(signals: dict[str, Rate]) -> list[str]:
-    order = [
-        "Action match",
-        "DB-state match",
-        "DB-state assertion pass",
-        "NL-Assertion pass",
-        "Judge passed",
-        "Clean exit",
-    ]
     lines = []
-    for label in order:
-        rate = signals.get(label)
+    for spec in signal_specs():
+        rate = signals.get(spec.label)
         if rate is not None and rate.total:
-            unit = {"NL-Assertion pass": " assertions", "DB-state assertion pass": " predicates"}.get(label, "")
-            lines.append(f"  {label}: {rate}{unit}")
+            unit = f" {spec.unit}" if spec.unit else ""
+            lines.append(f"  {spec.label}: {rate}{unit}")
     return lines

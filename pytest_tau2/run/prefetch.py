@@ -20,8 +20,9 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pytest_tau2 import participants
-from pytest_tau2.runner import ScenarioOutcome, run_scenario
+from pytest_tau2.run import participants
+from pytest_tau2.run.outcome import ScenarioOutcome
+from pytest_tau2.run.pipeline import run_scenario
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.settings import Settings
 
@@ -89,7 +90,7 @@ class Prefetcher:
             agent = participants.make_agent(ctx)
             user = participants.make_user(ctx)
             judge = participants.make_judge(ctx)
-        except BaseException as exc:  # a skip or a bad scenario: re-raised in that item's own fixture
+        except Exception as exc:  # not applicable, or a bad scenario: re-raised in that item's own fixture
             self._started[name] = exc
             return
         coroutine = run_scenario(scenario, agent=agent, user=user, settings=self.settings, judge=judge)

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pytest_tau2.errors import ScenarioDefinitionError
-from pytest_tau2.scenario.model import Actions, Persona, Resources, SuccessSignal, Task
+from pytest_tau2.scenario.model import Actions, Persona, Resources, Task
+from pytest_tau2.scoring.signals import SIGNALS, SignalKey, SuccessSignal
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*?__[A-Za-z0-9_.-]+")
 
@@ -199,7 +200,7 @@ class Scenario:
         )
         return match_reference(self.reference_answer, recorded_actions, flags)
 
-    def compute_is_successful(self, signals: Mapping[SuccessSignal, Any]) -> bool | str:
+    def compute_is_successful(self, signals: Mapping[str, Any]) -> bool | str:
         """Combine the signal values into the verdict: strict AND over the whitelist (see scoring)."""
         from pytest_tau2.scoring.verdict import strict_and
 
@@ -252,12 +253,16 @@ def _lookup_class_attr(cls: type, attr: str) -> Any:
 
 
 def _check_signals(cls: type, signals: Any) -> None:
-    valid = isinstance(signals, (tuple, list)) and signals and all(isinstance(s, SuccessSignal) for s in signals)
+    valid = isinstance(signals, (tuple, list)) and signals and all(_is_signal(s) for s in signals)
     if not valid:
         raise ScenarioDefinitionError(
             f"scenario class {_qualname(cls)} has success_signals={signals!r}; expected a non-empty "
-            "sequence of SuccessSignal members"
+            "sequence of SuccessSignal members (or the .signal of specs added with register_signal)"
         )
+
+
+def _is_signal(value: Any) -> bool:
+    return isinstance(value, SuccessSignal) or (isinstance(value, SignalKey) and value in SIGNALS)
 
 
 def _qualname(cls: type) -> str:

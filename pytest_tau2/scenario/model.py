@@ -1,36 +1,13 @@
-"""The per-side descriptions a scenario is made of, and the six success signals."""
+"""The per-side descriptions a scenario is made of (the success signals live in scoring.signals)."""
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_tau2.scoring.signals import SuccessSignal
 
-class SuccessSignal(enum.Enum):
-    """The checks a scenario can be scored on; a scenario whitelists the ones that gate it."""
-
-    ACTION_MATCH = "action_match"
-    DB_STATE_MATCH = "db_state_match"
-    DB_STATE_ASSERTION = "db_state_assertion"
-    NL_ASSERTION = "nl_assertion"
-    JUDGE_PASSED = "judge_passed"
-    CLEAN_EXIT = "clean_exit"
-
-    @property
-    def metric(self) -> str:
-        """The field name of this signal in ``metrics.json``."""
-        return _METRIC_FIELDS[self]
-
-
-_METRIC_FIELDS = {
-    SuccessSignal.ACTION_MATCH: "is_action_match",
-    SuccessSignal.DB_STATE_MATCH: "db_state_match",
-    SuccessSignal.DB_STATE_ASSERTION: "db_state_assertion_pass_rate",
-    SuccessSignal.NL_ASSERTION: "nl_assertion_pass_rate",
-    SuccessSignal.JUDGE_PASSED: "judge_passed",
-    SuccessSignal.CLEAN_EXIT: "clean_exit",
-}
+__all__ = ["Actions", "Persona", "Resources", "SuccessSignal", "Task"]
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ the first evaluation for such a domain imports that module if nothing is registe
 from __future__ import annotations
 
 import importlib
+import pkgutil
+from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
@@ -61,12 +63,27 @@ def _qualified(fn: Callable[..., Any]) -> str:
 def list_registered_predicates(domain: str | None = None) -> dict[str, list[str]]:
     """``{domain: [func_names]}`` (sorted) for every domain, or only for ``domain``.
 
-    A domain with nothing registered maps to ``[]``. Only what is already registered is
-    listed (built-in domains register when their predicates module is imported).
+    A domain with nothing registered maps to ``[]``. The predicates shipped with the built-in
+    domains are always listed (their modules are imported first); other packages' predicates
+    are listed once their modules are imported.
     """
     if domain is not None:
+        _load_builtin(domain)
         return {domain: sorted(ALL_DB_STATE_PREDICATES.get(domain, {}))}
+    for name in _builtin_domains():
+        _load_builtin(name)
     return {name: sorted(bucket) for name, bucket in sorted(ALL_DB_STATE_PREDICATES.items())}
+
+
+def _builtin_domains() -> list[str]:
+    """The domain packages shipped in ``pytest_tau2.domains`` that have a ``predicates`` module."""
+    import pytest_tau2.domains as domains
+
+    return sorted(
+        info.name
+        for info in pkgutil.iter_modules(domains.__path__)
+        if info.ispkg and any(Path(p, info.name, "predicates.py").is_file() for p in domains.__path__)
+    )
 
 
 def _load_builtin(domain: str) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_tau2.scenario.model import SuccessSignal
+from pytest_tau2.scoring.signals import signal_specs
 
 NOT_APPLICABLE = "N/A"
 
@@ -48,21 +48,21 @@ class Verdict:
         }
 
 
-def strict_and(signals: Mapping[SuccessSignal, Any], whitelist: Sequence[SuccessSignal]) -> Verdict:
-    """Strict AND over the whitelisted signals that produced a value."""
+def strict_and(signals: Mapping[str, Any], whitelist: Sequence[str]) -> Verdict:
+    """Strict AND over the whitelisted signals that produced a value (keys or SuccessSignal members)."""
     verdict = Verdict(is_successful=NOT_APPLICABLE)
-    for signal in SuccessSignal:
-        value = signals.get(signal)
-        if signal not in whitelist:
-            verdict.excluded[signal.metric] = value
+    for spec in signal_specs():
+        value = signals.get(spec.key)
+        if spec.key not in whitelist:
+            verdict.excluded[spec.metric] = value
             continue
         outcome = signal_passed(value)
         if outcome is None:
-            verdict.not_applicable.append(signal.metric)
+            verdict.not_applicable.append(spec.metric)
         elif outcome:
-            verdict.passed.append(signal.metric)
+            verdict.passed.append(spec.metric)
         else:
-            verdict.failed.append(signal.metric)
+            verdict.failed.append(spec.metric)
     if verdict.failed:
         verdict.is_successful = False
     elif verdict.passed:

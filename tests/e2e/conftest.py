@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from websockets.asyncio.server import Server, ServerConnection, serve
 
-from pytest_tau2 import participants
 from pytest_tau2.bot.agents import oracle_factory
 from pytest_tau2.bot.server import BotServer, ServerThread
 from pytest_tau2.bot.session import BotConfig
+from pytest_tau2.run import participants
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scenario.registry import all_scenarios
 from pytest_tau2.settings import Settings

@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 
 from pytest_tau2.bot.client import WebSocketAgent
-from pytest_tau2.bot.runner import run_remote_scenario
 from pytest_tau2.errors import InfrastructureError, ProtocolError
-from pytest_tau2.runner import ScenarioOutcome
+from pytest_tau2.run import ScenarioOutcome, run_scenario
 from pytest_tau2.settings import Settings
 from tests.e2e.conftest import fake_handshake, offline_user, scenario_or_skip
 
@@ -23,7 +22,7 @@ def _run(url: str, registry: Any, settings: Settings, timeout: float = 5.0) -> S
     scenario = scenario_or_skip(registry, SCENARIO, settings)
     agent = WebSocketAgent(url, scenario, settings, reply_timeout=timeout, connect_timeout=2.0)
     return asyncio.run(
-        run_remote_scenario(scenario, agent=agent, user=offline_user(scenario, settings), settings=settings)
+        run_scenario(scenario, agent=agent, user=offline_user(scenario, settings), settings=settings)
     )
 
 

@@ -7,14 +7,12 @@ from typing import Any
 
 import pytest
 
-from pytest_tau2 import participants
 from pytest_tau2.bot.client import WebSocketAgent
-from pytest_tau2.bot.runner import run_remote_scenario
 from pytest_tau2.bot.server import BotServer, ServerThread
 from pytest_tau2.bot.session import BotConfig
 from pytest_tau2.conversation.protocol import Reply
 from pytest_tau2.environment.db import db_hash
-from pytest_tau2.runner import ScenarioOutcome, run_scenario
+from pytest_tau2.run import ScenarioOutcome, participants, run_scenario
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scenario.model import SuccessSignal
 from pytest_tau2.settings import Settings
@@ -30,7 +28,7 @@ def _in_process(scenario: Scenario, settings: Settings) -> ScenarioOutcome:
 def _remote(scenario: Scenario, settings: Settings, url: str) -> ScenarioOutcome:
     agent = WebSocketAgent(url, scenario, settings, reply_timeout=10)
     return asyncio.run(
-        run_remote_scenario(scenario, agent=agent, user=offline_user(scenario, settings), settings=settings)
+        run_scenario(scenario, agent=agent, user=offline_user(scenario, settings), settings=settings)
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import subprocess
@@ -10,19 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from pytest_tau2 import runner
 from pytest_tau2.bot.agents import oracle_factory
 from pytest_tau2.bot.server import BotServer, ServerThread
 from pytest_tau2.bot.session import BotConfig
 from pytest_tau2.settings import Settings
 from tests.e2e.conftest import REPO, RESTAURANT
-
-pytestmark = pytest.mark.skipif(
-    "run_remote_scenario" not in inspect.getsource(runner.run_scenario),
-    reason="pytest_tau2.runner.run_scenario does not dispatch WebSocket agents to run_remote_scenario yet",
-)
 
 
 def _pytest(url: str, results: Path, *extra: str, workers: int = 2) -> subprocess.CompletedProcess[str]:

@@ -121,7 +121,7 @@ LAB_CONFTEST = '''
 import pytest
 
 import lab_scenarios  # noqa: F401  (registers the scenarios)
-from pytest_tau2 import participants
+from pytest_tau2.run import participants
 
 
 @pytest.fixture

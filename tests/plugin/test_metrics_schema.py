@@ -43,10 +43,9 @@ def real_metrics(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """metrics.json of one real scenario run, produced in-process without pytest."""
     import asyncio
 
-    from pytest_tau2 import participants
     from pytest_tau2.domains.restaurant import RestaurantBaseScenario
     from pytest_tau2.report.metrics import build_metrics
-    from pytest_tau2.runner import run_scenario
+    from pytest_tau2.run import participants, run_scenario
     from pytest_tau2.settings import Settings
 
     root = tmp_path_factory.mktemp("data")

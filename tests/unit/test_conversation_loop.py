@@ -25,7 +25,7 @@ from pytest_tau2.conversation.loop import CLEAN_EXIT_REASONS, STOP_REASONS, Conv
 from pytest_tau2.conversation.offline import GoldPlan, OracleAgent, ScriptedUser
 from pytest_tau2.conversation.protocol import Participant, has_stop_token
 from pytest_tau2.environment.env import Environment
-from pytest_tau2.runner import gold_replay, run_scenario
+from pytest_tau2.run import gold_replay, run_scenario
 from pytest_tau2.settings import Settings
 
 S = SuccessSignal

@@ -30,7 +30,7 @@ from pytest_tau2 import (
 from pytest_tau2.environment.env import Environment, serialize_result
 from pytest_tau2.environment.tools import DEFAULT_NAMESPACE, TOOL_REGISTRY, resolve_tool
 from pytest_tau2.errors import DataPathError
-from pytest_tau2.runner import build_environments, seed_states
+from pytest_tau2.run import build_environments, seed_states
 from pytest_tau2.scenario import registry
 from pytest_tau2.settings import Settings
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 import pytest_tau2.domains.tau2_sources as tau2_sources
-from pytest_tau2 import runner
 from pytest_tau2.environment.db import db_hash
+from pytest_tau2.run import seeding as runner
 from pytest_tau2.scenario.registry import all_scenarios
 from pytest_tau2.settings import Settings
 

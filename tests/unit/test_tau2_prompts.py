@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import pytest_tau2.domains.tau2_sources as tau2_sources
-from pytest_tau2.participants import Context
+from pytest_tau2.run.participants import Context
 from pytest_tau2.scenario.registry import all_scenarios
 from pytest_tau2.settings import Settings
 

@@ -20,8 +20,8 @@ import pytest
 import pytest_tau2.domains.tau2_sources as tau2_sources
 from pytest_tau2.conversation.offline import GoldPlan, OracleAgent, ScriptedUser
 from pytest_tau2.domains.tau2_retail.scenario import Tau2RetailBaseScenario
-from pytest_tau2.participants import Context, make_agent, make_user
-from pytest_tau2.runner import ScenarioOutcome, run_scenario, seed_states
+from pytest_tau2.run import ScenarioOutcome, run_scenario, seed_states
+from pytest_tau2.run.participants import Context, make_agent, make_user
 from pytest_tau2.scenario.model import SuccessSignal
 from pytest_tau2.scenario.registry import all_scenarios
 from pytest_tau2.scoring.signals import JudgeOutcome
@@ -238,7 +238,7 @@ def test_telecom_run_scores_predicates_and_excludes_hash_and_actions(
     assert outcome.is_successful is True
     assert set(outcome.final_dbs) == {"agent", "user"}
     assert outcome.signals[ASSERT] == 1.0
-    assert [v["func_name"] for v in outcome.extra["db_state_assertion_verdicts"]] == [
+    assert [v["func_name"] for v in outcome.evidence["db_state_assertion_verdicts"]] == [
         "assert_mobile_data_status",
         "assert_internet_speed",
         "assert_data_refueling_amount",
@@ -285,7 +285,7 @@ def test_telecom_replay_of_gold_with_user_actions_passes(
 
 def test_a_failing_retail_db_check_is_explained_quickly(scenarios: dict[str, type], settings: Settings) -> None:
     from pytest_tau2.environment.db import db_diff
-    from pytest_tau2.runner import gold_dbs
+    from pytest_tau2.run.seeding import gold_dbs
 
     scenario = _get(scenarios, settings, "tau2_retail__0")
     expected = gold_dbs(scenario, settings)["agent"]

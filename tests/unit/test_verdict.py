@@ -11,8 +11,8 @@ from pytest_tau2 import Scenario, SuccessSignal
 from pytest_tau2.conversation.loop import ConversationResult
 from pytest_tau2.environment.db import db_hash, fresh_db
 from pytest_tau2.report.summary import render, summarize
-from pytest_tau2.runner import GoldResult, scenario_verdict
-from pytest_tau2.scoring.signals import Check, JudgeOutcome, score
+from pytest_tau2.run import GoldResult, scenario_verdict
+from pytest_tau2.scoring.signals import Check, FinalState, JudgeOutcome, ScoringInput, score
 from pytest_tau2.scoring.verdict import NOT_APPLICABLE, Verdict, signal_passed, strict_and
 
 S = SuccessSignal
@@ -190,16 +190,16 @@ def run_score(
     judge: JudgeOutcome | None = None,
     judge_configured: bool = False,
 ) -> tuple[dict[SuccessSignal, Any], dict[str, Check]]:
-    signals, checks = score(
-        scenario,
-        conversation=conversation(stop_reason),
-        final_dbs={"agent": final_db},
-        gold=gold,
-        recorded_actions=actions or [],
-        judge=judge,
-        judge_configured=judge_configured,
-        gold_dbs=lambda: {"agent": gold_db},
-        db_state_verdicts=[],
+    signals, checks, _ = score(
+        ScoringInput(
+            scenario,
+            conversation=conversation(stop_reason),
+            final=FinalState(actions=actions or [], dbs={"agent": final_db}),
+            expected_hashes=gold.hashes if gold is not None else None,
+            expected_dbs=lambda: {"agent": gold_db},
+            judge=judge,
+            judge_configured=judge_configured,
+        )
     )
     return signals, {c.id: c for c in checks}
 
@@ -264,16 +264,14 @@ def test_db_state_match_passes_on_equal_hash_without_computing_the_gold_db() -> 
     def no_gold_db() -> dict[str, Any]:
         raise AssertionError("the gold DB is only rebuilt for a failing comparison")
 
-    signals, checks = score(
-        ExitOnly(),
-        conversation=conversation(),
-        final_dbs={"agent": db},
-        gold=gold,
-        recorded_actions=[],
-        judge=None,
-        judge_configured=False,
-        gold_dbs=no_gold_db,
-        db_state_verdicts=[],
+    signals, checks, _ = score(
+        ScoringInput(
+            ExitOnly(),
+            conversation=conversation(),
+            final=FinalState(actions=[], dbs={"agent": db}),
+            expected_hashes=gold.hashes,
+            expected_dbs=no_gold_db,
+        )
     )
     assert signals[S.DB_STATE_MATCH] is True
     assert [c.passed for c in checks if c.id == "db_state_match"] == [True]

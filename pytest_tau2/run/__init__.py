@@ -1,0 +1,30 @@
+"""RUN: one scenario end to end, without pytest.
+
+- :mod:`.outcome`: the records a run produces (:class:`GoldResult`, :class:`ScenarioOutcome`);
+- :mod:`.seeding`: seeded states, initialization, tools, the cached gold replay;
+- :mod:`.participants`: participant kinds as one table, and the per-scenario :class:`Context`;
+- :mod:`.agent_side`: the seam between in-process tools and a remote bot (``bot.remote``);
+- :mod:`.pipeline`: :func:`run_scenario`, the one pipeline;
+- :mod:`.prefetch`: ``--tau2-concurrency``, N runs in flight on a background event loop.
+"""
+
+from pytest_tau2.run.agent_side import AgentSide, InProcessAgentSide, ProvidesAgentSide, Seat
+from pytest_tau2.run.outcome import GoldResult, ScenarioOutcome
+from pytest_tau2.run.pipeline import run_scenario, scenario_verdict
+from pytest_tau2.run.seeding import apply_initialization, build_environments, gold_replay, prepare, seed_states
+
+__all__ = [
+    "AgentSide",
+    "GoldResult",
+    "InProcessAgentSide",
+    "ProvidesAgentSide",
+    "ScenarioOutcome",
+    "Seat",
+    "apply_initialization",
+    "build_environments",
+    "gold_replay",
+    "prepare",
+    "run_scenario",
+    "scenario_verdict",
+    "seed_states",
+]

@@ -1,0 +1,382 @@
+"""Build the agent, the simulated user and the judge a run asks for: participant kinds as one table.
+
+A *kind* is a name (``--tau2-agent NAME`` / ``--tau2-user NAME``, ``NAME:ARGUMENT`` for kinds
+that take an argument, like ``replay:PATH``) mapped to a :class:`ParticipantKind`: its
+factory, its validation, and how metrics and the run header name it. Built-in agents:
+``oracle`` (offline default), ``litellm``, ``replay:PATH``, ``websocket``; built-in users:
+``scripted`` (offline default), ``litellm``.
+
+Another package adds a kind with :func:`register_participant_kind` (from its pytest plugin or
+conftest), or by declaring an entry point in the ``pytest_tau2.participants`` group whose
+object is a :class:`ParticipantKind` (loaded on the first lookup). See docs/participants.md.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from pytest_tau2.conversation.offline import GoldPlan, OracleAgent, ScriptedUser
+from pytest_tau2.conversation.protocol import Participant
+from pytest_tau2.environment.tools import resolve_tool
+from pytest_tau2.errors import ScenarioNotApplicable, SettingsError
+from pytest_tau2.llm.usage import UsageMeter
+from pytest_tau2.scenario.base import Scenario
+from pytest_tau2.settings import Settings
+
+if TYPE_CHECKING:
+    from pytest_tau2.llm.client import ModelConfig, RetryPolicy
+    from pytest_tau2.run.pipeline import Judge
+
+Side = Literal["agent", "user"]
+ENTRY_POINT_GROUP = "pytest_tau2.participants"
+
+
+class Factory(Protocol):
+    def __call__(self, ctx: Context, argument: str | None) -> Participant: ...
+
+
+@dataclass(frozen=True)
+class ParticipantKind:
+    name: str
+    side: Side
+    build: Factory
+    help: str = ""
+    argument: str = ""
+    """Metavar of the kind's argument (``replay:PATH``); empty when it takes none. The argument
+    reaches ``build`` and ``validate``."""
+    follows_plan: bool = False
+    """The agent replays the scenario's gold plan (the scripted user then follows the same plan)."""
+    model_side: str | None = None
+    """The ``--tau2-<side>-model`` this kind calls through litellm, if any."""
+    validate: Callable[[Settings, str | None], None] | None = None
+    """Refuse impossible settings up front: raise :class:`~pytest_tau2.errors.SettingsError`."""
+    describe: Callable[[Settings, str | None], str] | None = None
+    """How metrics and the run header name it (default: the option's value)."""
+
+
+_KINDS: dict[tuple[Side, str], ParticipantKind] = {}
+
+
+def register_participant_kind(kind: ParticipantKind, *, replace: bool = False) -> ParticipantKind:
+    """Add ``kind`` to the table; an existing name on the same side is refused unless ``replace``."""
+    key = (kind.side, kind.name)
+    if key in _KINDS and _KINDS[key] is not kind and not replace:
+        raise ValueError(f"a {kind.side} kind named {kind.name!r} is already registered (pass replace=True)")
+    _KINDS[key] = kind
+    return kind
+
+
+@functools.cache
+def _load_entry_points() -> None:
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        kind = point.load()
+        if not isinstance(kind, ParticipantKind):
+            raise SettingsError(
+                f"entry point {point.name} = {point.value} in group {ENTRY_POINT_GROUP} is a "
+                f"{type(kind).__name__}, not a ParticipantKind"
+            )
+        register_participant_kind(kind)
+
+
+def kinds(side: Side) -> list[ParticipantKind]:
+    _load_entry_points()
+    return [kind for (s, _), kind in _KINDS.items() if s == side]
+
+
+def lookup(side: Side, spec: str) -> tuple[ParticipantKind, str | None]:
+    """The kind named by an option value (``NAME`` or ``NAME:ARGUMENT``) and its argument."""
+    _load_entry_points()
+    name, sep, argument = spec.partition(":")
+    kind = _KINDS.get((side, name))
+    if kind is None or bool(sep) != bool(kind.argument):
+        choices = ", ".join(k.name + (f":{k.argument}" if k.argument else "") for k in kinds(side))
+        raise SettingsError(f"--tau2-{side} {spec!r} is not a built-in {side}; choose one of {choices}")
+    return kind, (argument if sep else None)
+
+
+def agent_kind(settings: Settings) -> tuple[ParticipantKind, str | None]:
+    return lookup("agent", settings.agent_kind)
+
+
+def user_kind(settings: Settings) -> tuple[ParticipantKind, str | None]:
+    return lookup("user", settings.user_kind)
+
+
+def validate_settings(settings: Settings) -> None:
+    """Refuse impossible combinations up front, naming the option (:class:`SettingsError`)."""
+    for side, spec in (("agent", settings.agent_kind), ("user", settings.user_kind)):
+        kind, argument = lookup(side, spec)  # type: ignore[arg-type]
+        if kind.model_side and not getattr(settings, f"{kind.model_side}_model"):
+            raise SettingsError(f"--tau2-{side} {kind.name} needs --tau2-{kind.model_side}-model MODEL")
+        if kind.validate is not None:
+            kind.validate(settings, argument)
+    for side in ("agent", "user", "judge"):
+        try:
+            model_config(settings, side)
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from None
+    if settings.telecom_tasks not in ("base", "full"):
+        raise SettingsError(f"--tau2-telecom-tasks must be 'base' or 'full', got {settings.telecom_tasks!r}")
+
+
+def model_config(settings: Settings, side: str) -> ModelConfig | None:
+    from pytest_tau2.llm.client import ModelConfig
+
+    return ModelConfig.from_option(
+        getattr(settings, f"{side}_model"), getattr(settings, f"{side}_args"), option_name=f"--tau2-{side}-args"
+    )
+
+
+def uses_llm(settings: Settings) -> bool:
+    """True when any side of this run calls a model through litellm."""
+    return bool(agent_kind(settings)[0].model_side or user_kind(settings)[0].model_side or settings.judge_model)
+
+
+def _name(side: Side, settings: Settings) -> str:
+    kind, argument = lookup(side, settings.agent_kind if side == "agent" else settings.user_kind)
+    if kind.describe is not None:
+        return kind.describe(settings, argument)
+    return kind.name + (f":{argument}" if argument is not None else "")
+
+
+def describe_agent(settings: Settings, agent: object = None, ctx: Context | None = None) -> str:
+    """How metrics and the run header name the agent: the option used, or a custom Python class."""
+    return _custom(agent, ctx) or _name("agent", settings)
+
+
+def describe_user(settings: Settings, user: object = None, ctx: Context | None = None) -> str:
+    return _custom(user, ctx) or _name("user", settings)
+
+
+def _custom(participant: object, ctx: Context | None) -> str | None:
+    """``python:<module>.<class>`` for a participant that no kind built (an overridden fixture)."""
+    if participant is None or (ctx is not None and ctx.built_here(participant)):
+        return None
+    if ctx is None and type(participant).__module__.startswith("pytest_tau2."):
+        return None
+    return f"python:{type(participant).__module__}.{type(participant).__qualname__}"
+
+
+# ---- the per-scenario context ------------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    """What the built-in participants of one scenario share."""
+
+    scenario: Scenario
+    settings: Settings
+    plan: GoldPlan
+    usage: UsageMeter = field(default_factory=UsageMeter)
+    built: list[object] = field(default_factory=list)
+    """Participants built from the table for this scenario (anything else is a custom fixture's)."""
+
+    @classmethod
+    def for_scenario(cls, scenario: Scenario, settings: Settings) -> Context:
+        actions = _replayed_actions(settings, scenario)
+        if actions is None:
+            actions = scenario.gold_actions() or []
+        # One plan for both sides: the oracle/replay agent and the scripted user take turns on it.
+        return cls(scenario, settings, GoldPlan([dict(a) for a in actions], ending_tools=_ending_names(scenario)))
+
+    def built_here(self, participant: object) -> bool:
+        return any(participant is p for p in self.built)
+
+    def retry_policy(self) -> RetryPolicy:
+        from pytest_tau2.llm.client import RetryPolicy
+
+        return RetryPolicy(max_retries=self.settings.llm_retries, timeout_s=self.settings.llm_timeout)
+
+    def model_config(self, side: str) -> ModelConfig | None:
+        return model_config(self.settings, side)
+
+    def required_model(self, side: str) -> ModelConfig:
+        config = self.model_config(side)
+        if config is None:  # validate_settings refuses this before any scenario runs
+            raise SettingsError(f"the {side} needs --tau2-{side}-model MODEL")
+        return config
+
+    def models(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for side in ("agent", "user", "judge"):
+            config = self.model_config(side)
+            out[side] = config.safe_dict() if config is not None else None
+        return out
+
+    @functools.cached_property
+    def secrets(self) -> list[str]:
+        """Credential strings of the configured models (never numbers such as ``max_tokens``)."""
+        found: list[str] = []
+        for side in ("agent", "user", "judge"):
+            config = self.model_config(side)
+            if config is not None:
+                found += config.secrets()
+        return found
+
+    def redact_data(self, value: Any) -> Any:
+        """``value`` with every string redacted, walked as data (numbers and structure untouched)."""
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            return {k: self.redact_data(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.redact_data(v) for v in value]
+        return value
+
+    def redact(self, text: str) -> str:
+        from pytest_tau2.llm.client import redact
+
+        return redact(text, self.secrets)
+
+    def data_pin(self) -> dict[str, Any] | None:
+        return self.scenario.data_pin(self.settings)
+
+    def metadata(self) -> dict[str, Any]:
+        s = self.scenario
+        return {
+            "scenario": s.name,
+            "domain": s.domain,
+            "class": f"{type(s).__module__}.{type(s).__qualname__}",
+            "description": s.description,
+            "success_signals": [str(sig) for sig in s.success_signals],
+            "max_turns": s.max_turns,
+            "max_duration": s.max_duration,
+            "nl_assertions": s.nl_assertions,
+            "db_state_assertions": s.db_state_assertions,
+            "initialization_actions": s.initialization_actions,
+            "reference_answer": s.reference_answer,
+            "gold_actions": s.gold_actions(),
+            "agent": describe_agent(self.settings),
+            "user": describe_user(self.settings),
+            "models": self.models(),
+            "labels": {"behavior_config": s.user_persona.behavior_config, "voice_config": s.user_persona.voice_config},
+        }
+
+    def tool_schemas(self) -> dict[str, list[dict[str, Any]]]:
+        s = self.scenario
+        out = {"agent": [resolve_tool(s.namespace, n).openai_schema() for n in s.agent_resources.tools]}
+        if "user" in s.sides:
+            out["user"] = [resolve_tool(s.user_namespace, n).openai_schema() for n in s.user_resources.tools]
+        return out
+
+
+def _replayed_actions(settings: Settings, scenario: Scenario) -> list[dict[str, Any]] | None:
+    """The recorded actions of ``scenario`` with ``--tau2-agent replay:PATH`` (None: not replaying / absent)."""
+    kind, argument = agent_kind(settings)
+    if kind.name != "replay" or argument is None:
+        return None
+    from pytest_tau2.conversation.replay import load_replay_file
+
+    return load_replay_file(argument).get(scenario.name)
+
+
+def _ending_names(scenario: Scenario) -> frozenset[str]:
+    """Tool and action names of the agent tools that end the conversation."""
+    names = set()
+    for cls_name in scenario.agent_resources.tools:
+        cls = resolve_tool(scenario.namespace, cls_name)
+        if cls.ends_conversation:
+            names.add(cls.name)
+            if cls.action_name:
+                names.add(cls.action_name)
+    return frozenset(names)
+
+
+def make_agent(ctx: Context) -> Participant:
+    kind, argument = agent_kind(ctx.settings)
+    agent = kind.build(ctx, argument)
+    ctx.built.append(agent)
+    return agent
+
+
+def make_user(ctx: Context) -> Participant:
+    kind, argument = user_kind(ctx.settings)
+    user = kind.build(ctx, argument)
+    ctx.built.append(user)
+    return user
+
+
+def make_judge(ctx: Context) -> Judge | None:
+    config = ctx.model_config("judge")
+    if config is None:
+        return None
+    from pytest_tau2.scoring.judge import LLMJudge
+
+    judge = LLMJudge(config, ctx.retry_policy(), ctx.usage)
+    ctx.built.append(judge)
+    return judge
+
+
+# ---- the built-in kinds ---------------------------------------------------------------------------
+
+
+def _oracle(ctx: Context, argument: str | None) -> Participant:
+    return OracleAgent(ctx.plan, min_turns=max(ctx.settings.min_agent_turns, 1))
+
+
+def _replay(ctx: Context, argument: str | None) -> Participant:
+    if _replayed_actions(ctx.settings, ctx.scenario) is None:
+        raise ScenarioNotApplicable(f"{ctx.scenario.name} is not in the replay file {argument}")
+    return OracleAgent(ctx.plan, min_turns=max(ctx.settings.min_agent_turns, 1))
+
+
+def _validate_replay(settings: Settings, argument: str | None) -> None:
+    from pytest_tau2.conversation.replay import ReplayFileError, load_replay_file
+
+    try:
+        load_replay_file(argument or "")
+    except ReplayFileError as exc:
+        raise SettingsError(str(exc)) from None
+
+
+def _websocket(ctx: Context, argument: str | None) -> Participant:
+    from pytest_tau2.bot.client import WebSocketAgent
+
+    return WebSocketAgent(
+        ctx.settings.agent_url or "", ctx.scenario, ctx.settings, reply_timeout=ctx.settings.agent_timeout
+    )
+
+
+def _validate_websocket(settings: Settings, argument: str | None) -> None:
+    if not settings.agent_url:
+        raise SettingsError("--tau2-agent websocket needs --tau2-agent-url ws://HOST:PORT")
+
+
+def _litellm_agent(ctx: Context, argument: str | None) -> Participant:
+    from pytest_tau2.conversation.llm_participants import LiteLLMAgent
+
+    return LiteLLMAgent(ctx.required_model("agent"), ctx.retry_policy(), ctx.usage)
+
+
+def _scripted(ctx: Context, argument: str | None) -> Participant:
+    return ScriptedUser(
+        ctx.scenario.user_opening(),
+        ctx.plan,
+        patience=max(3, ctx.settings.min_agent_turns) + 2,
+        agent_follows_plan=agent_kind(ctx.settings)[0].follows_plan,
+    )
+
+
+def _litellm_user(ctx: Context, argument: str | None) -> Participant:
+    from pytest_tau2.conversation.llm_participants import LiteLLMUser
+
+    return LiteLLMUser(ctx.required_model("user"), ctx.retry_policy(), ctx.usage)
+
+
+for _kind in (
+    ParticipantKind("oracle", "agent", _oracle, "replays the gold actions (offline default)", follows_plan=True),
+    ParticipantKind("litellm", "agent", _litellm_agent, "any model litellm accepts", model_side="agent",
+                    describe=lambda s, _: f"litellm:{s.agent_model}"),
+    ParticipantKind("replay", "agent", _replay, "recorded tool calls from a replay file", argument="PATH",
+                    follows_plan=True, validate=_validate_replay),
+    ParticipantKind("websocket", "agent", _websocket, "an external bot (--tau2-agent-url)",
+                    validate=_validate_websocket, describe=lambda s, _: f"websocket:{s.agent_url}"),
+    ParticipantKind("scripted", "user", _scripted, "follows the gold plan (offline default)"),
+    ParticipantKind("litellm", "user", _litellm_user, "any model litellm accepts", model_side="user",
+                    describe=lambda s, _: f"litellm:{s.user_model}"),
+):  # fmt: skip
+    register_participant_kind(_kind)

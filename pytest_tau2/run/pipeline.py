@@ -1,0 +1,129 @@
+"""ONE scenario end to end, without pytest: seed -> gold replay -> conversation -> judge -> score.
+
+The pytest adapter (plugin.py), the prefetcher and any script call :func:`run_scenario`; the
+agent may run in process or behind a WebSocket (its :class:`~pytest_tau2.run.agent_side.AgentSide`
+differs, nothing else does). Infrastructure failures surface in ``outcome.conversation.error``
+with ``stop_reason == "error"``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any, Protocol
+
+from pytest_tau2.conversation.loop import Conversation, ConversationResult, Limits
+from pytest_tau2.conversation.protocol import Participant
+from pytest_tau2.errors import InfrastructureError
+from pytest_tau2.run.agent_side import ProvidesAgentSide, agent_side_for
+from pytest_tau2.run.outcome import ScenarioOutcome
+from pytest_tau2.run.seeding import gold_dbs, gold_replay, prepare
+from pytest_tau2.scenario.base import Scenario
+from pytest_tau2.scoring.signals import JudgeOutcome, ScoringInput, score
+from pytest_tau2.scoring.verdict import Verdict, strict_and
+from pytest_tau2.settings import Settings
+
+
+class Judge(Protocol):
+    async def judge(self, assertions: list[str], transcript: list[dict[str, Any]]) -> JudgeOutcome: ...
+
+
+def limits_for(scenario: Scenario, settings: Settings) -> Limits:
+    return Limits(
+        max_turns=scenario.max_turns if settings.max_turns is None else settings.max_turns,
+        max_duration=scenario.max_duration if settings.max_duration is None else settings.max_duration,
+        max_tool_errors=settings.max_tool_errors,
+    )
+
+
+async def run_scenario(
+    scenario: Scenario,
+    *,
+    agent: Participant | ProvidesAgentSide,
+    user: Participant,
+    settings: Settings,
+    judge: Judge | None = None,
+) -> ScenarioOutcome:
+    """Seed, replay gold, converse, judge, score, apply the stall rule."""
+    start = time.perf_counter()
+    scenario.bind(settings)
+    gold = gold_replay(scenario, settings)
+    prepared = prepare(scenario, settings)
+    side = agent_side_for(agent)
+    expected = gold.hashes if gold is not None else None
+    need_dbs = bool(scenario.db_state_assertions) or settings.save_db
+    try:
+        try:
+            seat = await side.open(prepared, user)
+        except InfrastructureError as exc:
+            result = ConversationResult([], "error", 0, 0.0, exc)
+            await _close_quietly(user)
+        else:
+            result = await Conversation(
+                agent=seat.participant,
+                user=user,
+                agent_env=seat.agent_env,
+                user_env=seat.user_env,
+                agent_prompt=scenario.get_agent_prompt(),
+                user_prompt=scenario.get_user_prompt(),
+                limits=limits_for(scenario, settings),
+                greeting=scenario.agent_greeting,
+            ).run()
+        try:
+            final = await side.final_state(prepared, result, expected_hashes=expected, need_dbs=need_dbs)
+        except InfrastructureError as exc:
+            result = replace(result, stop_reason="error", error=exc)
+            final = await side.final_state(prepared, result, expected_hashes=expected, need_dbs=need_dbs)
+    finally:
+        await side.close()
+
+    judge_outcome = None
+    if judge is not None and scenario.nl_assertions and result.error is None:
+        judge_outcome = await judge.judge(scenario.nl_assertions, result.transcript)
+    signals, checks, evidence = score(
+        ScoringInput(
+            scenario=scenario,
+            conversation=result,
+            final=final,
+            expected_hashes=expected,
+            expected_dbs=lambda: gold_dbs(scenario, settings),
+            judge=judge_outcome,
+            judge_configured=judge is not None,
+        )
+    )
+    extra: dict[str, Any] = {"initialization": prepared.initialization}
+    if final.details:
+        extra["remote"] = final.details
+    return ScenarioOutcome(
+        scenario=scenario,
+        conversation=result,
+        signals=signals,
+        checks=checks,
+        verdict=scenario_verdict(scenario, signals),
+        stalled=0 < settings.min_agent_turns and result.agent_turns < settings.min_agent_turns,
+        final_dbs=final.dbs,
+        gold=gold,
+        tool_errors=final.tool_errors,
+        recorded_actions=final.actions,
+        judge=judge_outcome,
+        duration_s=time.perf_counter() - start,
+        evidence=evidence,
+        extra=extra,
+    )
+
+
+def scenario_verdict(scenario: Scenario, signals: Mapping[str, Any]) -> Verdict:
+    """The breakdown from strict AND, with the scenario's own combinator deciding the verdict."""
+    verdict = strict_and(signals, tuple(scenario.success_signals))
+    verdict.is_successful = scenario.compute_is_successful(signals)
+    return verdict
+
+
+async def _close_quietly(participant: Any) -> None:
+    closer = getattr(participant, "aclose", None)
+    if closer is not None:
+        try:
+            await closer()
+        except Exception:  # closing must not mask the outcome
+            pass

@@ -1,0 +1,135 @@
+"""Structural rules of the package (docs/architecture.md): no import cycles, small modules,
+pytest only in the adapter.
+
+The import graph is read from the source with :mod:`ast`: every ``import``/``from ... import``
+anywhere in a module (function-level imports included, since they still bind the two modules
+together), except those under ``if TYPE_CHECKING:``. Importing ``a.b.c`` also runs the
+``__init__`` of ``a.b``, so that edge is counted too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "pytest_tau2"
+PYTEST_ADAPTER = {"pytest_tau2.plugin", "pytest_tau2.run_report"}
+MAX_LINES = 500
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(tree: ast.AST, module: str, is_package: bool) -> set[str]:
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                for sub in child.orelse:
+                    visit(sub)
+                continue
+            if isinstance(child, ast.Import):
+                found.update(alias.name for alias in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = module.split(".") if is_package else module.split(".")[:-1]
+                    base = base[: len(base) - (child.level - 1)]
+                    target = ".".join(base + ([child.module] if child.module else []))
+                else:
+                    target = child.module or ""
+                found.add(target)
+                found.update(f"{target}.{alias.name}" for alias in child.names)
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = _imports(ast.parse(path.read_text("utf-8")), name, path.name == "__init__.py")
+        edges: set[str] = set()
+        for target in targets:
+            parts = target.split(".")
+            for i in range(2, len(parts) + 1):  # a.b.c runs a.b's __init__ too (a is the root package)
+                prefix = ".".join(parts[:i])
+                if prefix in modules and prefix != name and not name.startswith(prefix + "."):
+                    edges.add(prefix)
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            connect(v)
+    return out
+
+
+def test_no_import_cycles() -> None:
+    found = cycles(import_graph())
+    assert not found, "import cycles inside pytest_tau2:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_cycle_finder_sees_a_cycle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_module_size(path: Path) -> None:
+    lines = len(path.read_text("utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{path.relative_to(PACKAGE.parent)} has {lines} lines (limit {MAX_LINES}): split it"
+
+
+def test_only_the_adapter_imports_pytest() -> None:
+    offenders = sorted(
+        name
+        for name, path in ((_module_name(p), p) for p in PACKAGE.rglob("*.py"))
+        if name not in PYTEST_ADAPTER
+        and {"pytest", "_pytest"} & {t.split(".")[0] for t in _imports(ast.parse(path.read_text("utf-8")), name, False)}
+    )
+    assert not offenders, f"modules outside the pytest adapter import pytest: {offenders}"
