@@ -16,9 +16,9 @@ from html import escape
 from pytest_tau2.report.html import formatting
 
 WIDTH = 640
-LABEL_W = 170
+LABEL_W = 150
 BAR_X = LABEL_W + 10
-BAR_W = 330
+BAR_W = 250
 SERIES_CLASSES = 6
 
 
@@ -78,7 +78,7 @@ def bar_chart(
         tone = f" {bar.tone}" if bar.tone else ""
         body.append(
             f'<text class="label{tone}" x="{LABEL_W}" y="{label_y:.1f}" text-anchor="end">'
-            f"<title>{escape(bar.label)}</title>{escape(_short(bar.label, 26))}</text>"
+            f"<title>{escape(bar.label)}</title>{escape(_short(bar.label, 24))}</text>"
         )
         for i, (value, note) in enumerate(bar.values):
             y = y0 + i * (bar_h + 3)

@@ -117,6 +117,8 @@ class ScenarioResult(_Lenient):
     tau2_reward_breakdown: Any = None
     resumed: Any = None
     replayed: Any = None
+    recording: Any = None
+    """``{mode, cassette, replayed_calls, recorded_calls}`` when model calls were recorded or replayed."""
 
     @property
     def key(self) -> str:
@@ -133,6 +135,17 @@ class ScenarioResult(_Lenient):
         if self.is_successful == "N/A":
             return "n/a"
         return "failed"
+
+    @property
+    def markers(self) -> list[str]:
+        """Tags for the table: ``resumed``, ``replayed`` / ``recorded`` (model traffic), ``stalled``."""
+        recording = self.recording if isinstance(self.recording, dict) else {}
+        found = ["resumed"] if self.resumed else []
+        if self.replayed or recording.get("replayed_calls"):
+            found.append("replayed")
+        if recording.get("recorded_calls"):
+            found.append("recorded")
+        return [*found, "stalled"] if self.stalled else found
 
     @property
     def failed_signals(self) -> list[str]:

@@ -106,10 +106,7 @@ def _token_chart(overviews: list[Overview], names: list[str]) -> str:
             if u is None:
                 values.append((None, "no calls"))
                 continue
-            note = (
-                f"{formatting.count(u.prompt_tokens)} in + {formatting.count(u.completion_tokens)} out · "
-                f"{formatting.usd(u.cost_usd)}"
-            )
+            note = f"{formatting.count(u.prompt_tokens + u.completion_tokens)} tokens · {formatting.usd(u.cost_usd)}"
             values.append((u.prompt_tokens + u.completion_tokens, note))
         bars.append(charts.Bar(side, values))
     return charts.bar_chart(bars, title="Tokens per side", series=names, max_value=peak)

@@ -101,7 +101,8 @@ class Overview:
     pass_k_notes: dict[str, Any]
     usage: list[SideUsage]
     durations: list[float]
-    infra_errors: list[tuple[str, str]]
+    infra_errors: list[tuple[str, list[str]]]
+    """(message, scenario keys) per distinct infrastructure error, the most frequent first."""
     errors_without_result: list[tuple[str, str]]
     settings: dict[str, list[str]]
     models: list[tuple[str, str, str]]
@@ -155,7 +156,7 @@ def overview(run: Run, label: str) -> Overview:
         pass_k_notes=notes,
         usage=_usage(results),
         durations=[r.duration_s for r in results],
-        infra_errors=[(r.key, r.infrastructure_error or "") for r in results if r.infrastructure_error],
+        infra_errors=_grouped_errors(results),
         errors_without_result=[(e.name, e.reason) for e in run.errors_without_result],
         settings={
             "agent": sorted({r.agent for r in results if r.agent}),
@@ -165,12 +166,21 @@ def overview(run: Run, label: str) -> Overview:
         data_pins=_distinct([r.data_pin for r in results if r.data_pin]),
         markers={
             "trials": len({r.trial for r in results if r.trial is not None}),
-            "resumed": sum(1 for r in results if r.resumed),
-            "replayed": sum(1 for r in results if r.replayed),
+            "resumed": sum(1 for r in results if "resumed" in r.markers),
+            "replayed": sum(1 for r in results if "replayed" in r.markers),
+            "recorded": sum(1 for r in results if "recorded" in r.markers),
             "stalled": sum(1 for r in results if r.stalled),
         },
         extra=run.extra,
     )
+
+
+def _grouped_errors(results: list[ScenarioResult]) -> list[tuple[str, list[str]]]:
+    groups: dict[str, list[str]] = defaultdict(list)
+    for r in results:
+        if r.infrastructure_error:
+            groups[r.infrastructure_error].append(r.key)
+    return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
 
 
 def _count_outcomes(results: list[ScenarioResult], missing: int) -> dict[str, int]:

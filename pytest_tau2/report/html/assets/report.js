@@ -121,17 +121,41 @@
     });
   }
 
+  // The table draws PAGE rows at a time (more as its end scrolls into view): laying out a table
+  // of thousands of rows blocks the page for seconds (bench/results/report.md), a page of it does not.
+  const PAGE = 150;
+  let current = [];
+  let drawn = 0;
+  const rowHtml = (r) => `<tr data-key="${esc(r.key)}"${N > 1 && isFlipped(r) ? ' class="flipped"' : ""}>` +
+    COLUMNS.map((c) => `<td${c.num ? ' class="num"' : c.cls ? ` class="${c.cls}"` : ""}>${c.html(r)}</td>`).join("") + "</tr>";
+
   function render() {
-    const shown = sorted(ROWS.filter(matches));
-    const html = shown.map((r) => {
-      const flipped = N > 1 && isFlipped(r) ? ' class="flipped"' : "";
-      return `<tr data-key="${esc(r.key)}"${flipped}>` + COLUMNS.map((c) =>
-        `<td${c.num ? ' class="num"' : c.cls ? ` class="${c.cls}"` : ""}>${c.html(r)}</td>`).join("") + "</tr>";
-    });
-    $("scenario-body").innerHTML = html.join("") ||
+    current = sorted(ROWS.filter(matches));
+    drawn = 0;
+    $("scenario-body").innerHTML = current.length ? "" :
       `<tr><td colspan="${COLUMNS.length}" class="muted">No scenario matches these filters.</td></tr>`;
-    $("shown-count").textContent = `${shown.length} of ${ROWS.length} shown`;
+    more(false);
+    $("shown-count").textContent = `${current.length} of ${ROWS.length} shown`;
   }
+
+  function more(all) {
+    const body = $("scenario-body");
+    const old = $("more-row");
+    if (old) old.remove();
+    const next = all ? current.length : Math.min(current.length, drawn + PAGE);
+    body.insertAdjacentHTML("beforeend", current.slice(drawn, next).map(rowHtml).join(""));
+    drawn = next;
+    if (drawn >= current.length) return;
+    body.insertAdjacentHTML("beforeend", `<tr id="more-row"><td colspan="${COLUMNS.length}">` +
+      `<button type="button" data-more="page">Show ${Math.min(PAGE, current.length - drawn)} more</button> ` +
+      `<button type="button" data-more="all">Show all ${current.length}</button> ` +
+      `<span class="muted">${drawn} of ${current.length} drawn</span></td></tr>`);
+    if (observer) observer.observe($("more-row"));
+  }
+
+  const observer = typeof IntersectionObserver === "undefined" ? null : new IntersectionObserver(
+    (entries) => { if (entries.some((e) => e.isIntersecting)) more(false); },
+    { root: document.querySelector(".table-wrap"), rootMargin: "300px" });
 
   // ---------------------------------------------------------------- comparison flips in the overview
   function flipChips() {
@@ -152,19 +176,22 @@
   }
 
   // ---------------------------------------------------------------- details (lazy)
-  async function details(id) {
-    if (cache.has(id)) return cache.get(id);
-    const el = $(id);
-    if (!el) throw new Error(`no embedded details ${id}`);
-    let text = el.textContent;
-    if (el.type === "application/x-tau2-gzip") {
-      if (typeof DecompressionStream === "undefined") throw new Error("this browser cannot inflate the embedded details (no DecompressionStream); open the raw files instead");
-      const bytes = Uint8Array.from(atob(text), (ch) => ch.charCodeAt(0));
-      text = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+  // A cell's details: its own JSON element ("d<run>-<n>"), or an entry of a compressed chunk ("z<n>").
+  async function details(cell) {
+    const id = cell.z || cell.d;
+    if (!cache.has(id)) {
+      const el = $(id);
+      if (!el) throw new Error(`no embedded details ${id}`);
+      cache.set(id, el.type === "application/x-tau2-gzip" ? inflate(el.textContent) : Promise.resolve(JSON.parse(el.textContent)));
     }
-    const value = JSON.parse(text);
-    cache.set(id, value);
-    return value;
+    const value = await cache.get(id);
+    return cell.z ? value[cell.d] : value;
+  }
+
+  async function inflate(base64) {
+    if (typeof DecompressionStream === "undefined") throw new Error("this browser cannot inflate the embedded details (no DecompressionStream); open the raw files instead");
+    const bytes = Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0));
+    return JSON.parse(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text());
   }
 
   function whenDetails(fn) { if (detailsReady) fn(); else pending.push(fn); }
@@ -190,7 +217,7 @@
       $("panel-body").innerHTML = runTabs(row, r) + `<div class="alert"><b>No result</b><pre>${esc(cell ? cell.err : "not run")}</pre></div>`;
       return;
     }
-    whenDetails(() => details(cell.d).then((d) => {
+    whenDetails(() => details(cell).then((d) => {
       if (openKey === key) $("panel-body").innerHTML = runTabs(row, r) + panel(row, cell, d);
     }).catch((e) => { $("panel-body").innerHTML = `<div class="alert">${esc(e.message)}</div>`; }));
   }
@@ -239,6 +266,9 @@
       (m.tau2_reward != null ? fact("tau2 reward", esc(m.tau2_reward)) : "") +
       tokenFacts(usage) +
       fact("Agent", `<code>${esc(m.agent)}</code>`) + fact("User", `<code>${esc(m.user)}</code>`) +
+      (m.recording && typeof m.recording === "object" ? fact("Model traffic",
+        `${esc(m.recording.mode)} · ${esc(m.recording.replayed_calls ?? 0)} replayed · ${esc(m.recording.recorded_calls ?? 0)} recorded` +
+        `<div class="muted"><code>${esc(m.recording.cassette)}</code></div>`) : "") +
       "</div>";
     if (m.tau2_reward_breakdown != null) out += `<div class="block"><h3>tau2 reward breakdown</h3><pre>${esc(json(m.tau2_reward_breakdown))}</pre></div>`;
     out += `<div class="block" id="checks"><h3>Checks</h3>${checks(m, d)}</div>`;
@@ -394,7 +424,12 @@
     state.sort = th.dataset.col;
     header(); render();
   });
-  $("scenario-body").addEventListener("click", (e) => { const tr = e.target.closest("tr[data-key]"); if (tr) open(tr.dataset.key); });
+  $("scenario-body").addEventListener("click", (e) => {
+    const button = e.target.closest("button[data-more]");
+    if (button) { more(button.dataset.more === "all"); return; }
+    const tr = e.target.closest("tr[data-key]");
+    if (tr) open(tr.dataset.key);
+  });
   $("panel-body").addEventListener("click", (e) => { const b = e.target.closest("button[data-run]"); if (b && openKey) open(openKey, +b.dataset.run); });
   $("panel-close").addEventListener("click", close);
   $("backdrop").addEventListener("click", close);
