@@ -37,10 +37,13 @@ test runs or builds. Blocks of other languages (``text``, ``mermaid``) are prose
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tests.support.tau2_data import DATA_DIR
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
@@ -106,6 +109,13 @@ def _parse_directive(body: str, where: str) -> tuple[str, str, dict[str, str]]:
     argument = rest[0] if rest and "=" not in rest[0] else ""
     options = dict(word.split("=", 1) for word in rest[1 if argument else 0 :])
     return mode, argument, options
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment of a documented command: this machine's, minus the outer pytest's and tau2's
+    variables, offline litellm, and the suite's tau2 data folder."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "TAU2_"))}
+    return {**env, "TAU2_DATA_DIR": str(DATA_DIR), "LITELLM_LOCAL_MODEL_COST_MAP": "True", **extra}
 
 
 def all_blocks() -> list[Block]:

@@ -9,7 +9,6 @@ reader brings) is written here and said so.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import subprocess
@@ -20,16 +19,11 @@ from typing import Any
 import pytest
 
 from pytest_tau2.scoring.predicates import evaluate_db_state_assertion, register_db_state_predicate
-from tests.docs.doc_blocks import REPO, Block, find, read_blocks
-from tests.support.tau2_data import DATA_DIR, has_data, requires_data, skip_reason
+from tests.docs.doc_blocks import REPO, Block, clean_env, find, read_blocks
+from tests.support.tau2_data import has_data, requires_data, skip_reason
 
 TEST_MODULE = "from pytest_tau2 import test_scenario  # noqa: F401\n"
 RESTAURANT = (REPO / "scenarios" / "restaurant.py").read_text("utf-8")
-
-
-def env(**extra: str) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "TAU2_"))}
-    return {**clean, "TAU2_DATA_DIR": str(DATA_DIR), "LITELLM_LOCAL_MODEL_COST_MAP": "True", **extra}
 
 
 def write(folder: Path, files: dict[str, str]) -> None:
@@ -46,8 +40,9 @@ def run(words: list[str], cwd: Path, **extra: str) -> subprocess.CompletedProces
         "pytest-tau2": [sys.executable, "-m", "pytest_tau2.cli"],
         "python": [sys.executable],
     }[words[0]]
+    environment = clean_env(**extra)
     return subprocess.run(
-        [*program, *words[1:]], cwd=cwd, env=env(**extra), capture_output=True, text=True, timeout=300, check=False
+        [*program, *words[1:]], cwd=cwd, env=environment, capture_output=True, text=True, timeout=300, check=False
     )
 
 
@@ -340,7 +335,7 @@ def test_websocket_snippet_without_the_scenarios_import_fails_as_the_page_warns(
     done = subprocess.run(
         [sys.executable, "-c", without],
         cwd=REPO,
-        env=env(PYTEST_ADDOPTS=f"--tau2-results-dir={tmp_path}"),
+        env=clean_env(PYTEST_ADDOPTS=f"--tau2-results-dir={tmp_path}"),
         capture_output=True,
         text=True,
         timeout=300,

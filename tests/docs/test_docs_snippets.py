@@ -14,7 +14,6 @@ import functools
 import importlib
 import inspect
 import json
-import os
 import re
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from tests.docs.doc_blocks import (
     SHELL_LANGS,
     Block,
     all_blocks,
+    clean_env,
     commands,
     next_value,
     options_of,
@@ -48,12 +48,6 @@ def _of(*, langs: tuple[str, ...], modes: tuple[str, ...]) -> list[Block]:
 
 def _params(blocks: list[Block]) -> list[object]:
     return [pytest.param(b, id=b.id) for b in blocks]
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    """The environment of a documented command: this machine's, minus the outer pytest's and tau2's."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "TAU2_"))}
-    return {**env, "TAU2_DATA_DIR": str(DATA_DIR), "LITELLM_LOCAL_MODEL_COST_MAP": "True", **extra}
 
 
 # ---- python ----------------------------------------------------------------------------------------

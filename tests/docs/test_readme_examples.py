@@ -1,0 +1,107 @@
+"""The README's examples, as a new user types them after the set-up the README gives.
+
+Every ``pytest`` line of the examples block collects what its comment promises (options
+valid, at least one scenario selected); the handful and the external-bot examples run for
+real (the bot: the reference one, as the README suggests, on a free port). The set-up block
+installs from the clone, names the one line for the data folder, and the README says how to
+get the data otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_tau2.bot.agents import oracle_factory
+from pytest_tau2.bot.server import BotServer, ServerThread
+from pytest_tau2.bot.session import BotConfig
+from pytest_tau2.settings import Settings
+from tests.docs.doc_blocks import PAGES, REPO, Block, clean_env, read_blocks
+from tests.support.tau2_data import DATA_DIR, requires_data
+
+README = REPO / "README.md"
+
+
+def _examples() -> Block:
+    return next(b for b in read_blocks(README) if b.lang == "" and b.text.startswith("pytest -k tau2_retail "))
+
+
+def _pytest_lines() -> list[list[str]]:
+    lines, pending = [], ""
+    for raw in _examples().text.splitlines():
+        if raw.rstrip().endswith("\\"):
+            pending += raw.rstrip()[:-1] + " "
+            continue
+        words = shlex.split(pending + raw, comments=True)
+        pending = ""
+        if words and words[0] == "pytest":
+            lines.append(words)
+    return lines
+
+
+def _pytest(words: list[str], tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    # Files the example writes go to tmp_path, not into the repository.
+    words = [f"--junitxml={tmp_path / 'results.xml'}" if w.startswith("--junitxml") else w for w in words]
+    return subprocess.run(
+        [sys.executable, "-m", *words, "-p", "no:randomly", f"--tau2-results-dir={tmp_path / 'results'}", *extra],
+        cwd=REPO,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_the_setup_installs_from_the_clone_and_gives_the_data_line() -> None:
+    setup = next(b for b in read_blocks(README) if "pip install -e ." in b.text)
+    lines = [line.split("#")[0].strip() for line in setup.text.splitlines()]
+    assert "python3 -m venv .venv && . .venv/bin/activate" in lines
+    assert "pip install -e ." in lines
+    assert any(line.startswith("export TAU2_DATA_DIR=") for line in lines)
+    text = README.read_text("utf-8")
+    assert "not published on PyPI" in text and "pytest-tau2 data fetch" in text
+
+
+def test_no_page_offers_to_install_the_unpublished_package_by_name() -> None:
+    """``pip install pytest-tau2`` installs nothing (the name is not on PyPI); install from the clone."""
+    for page in PAGES:
+        assert not re.search(r"pip install pytest-tau2(?![\w/.-])", page.read_text("utf-8")), page
+
+
+@requires_data("retail", "airline", "telecom")
+@pytest.mark.parametrize("words", _pytest_lines(), ids=lambda words: " ".join(words[:3]))
+def test_each_example_collects_what_it_promises(words: list[str], tmp_path: Path) -> None:
+    done = _pytest(words, tmp_path, "--collect-only", "-q")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    collected = re.findall(r"test_scenario\[(\w+)\]", done.stdout)
+    expression = words[words.index("-k") + 1]
+    assert collected and all(name.startswith(expression.split()[0].split("__")[0]) for name in collected)
+    expected = {"tau2_retail": 114, "tau2_airline": 50, "restaurant": 6}.get(expression)
+    assert expected is None or len(collected) == expected, f"{expression}: {len(collected)} scenarios"
+
+
+@requires_data("retail")
+def test_the_handful_example_runs_with_every_sub_result_shown(tmp_path: Path) -> None:
+    words = next(w for w in _pytest_lines() if "-v" in w)
+    done = _pytest(words, tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "test_scenario[tau2_retail__24] PASSED" in done.stdout
+    assert re.search(r"test_scenario\[tau2_retail__0\] SUBPASSED\S* ?\[?db_state_match", done.stdout)
+
+
+def test_the_external_bot_example_runs_against_the_reference_bot(tmp_path: Path) -> None:
+    words = next(w for w in _pytest_lines() if any(x.startswith("ws://") for x in w))
+    import scenarios  # noqa: F401  (the bot serves what its process registered, as pytest-tau2 bot does)
+
+    settings = Settings(eval_data_root=str(REPO / "data"), data_dir=str(DATA_DIR))
+    with ServerThread(BotServer(BotConfig(settings, oracle_factory()), port=0)) as url:
+        done = _pytest([url if w.startswith("ws://") else w for w in words], tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "6 passed" in done.stdout
+    assert f"agent=websocket:{url}" in done.stdout
