@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from pytest_tau2.errors import InfrastructureError
-from pytest_tau2.llm.secrets import mask_args, redact, secret_items
+from pytest_tau2.llm.secrets import SecretDict, mask_args, mask_json_text, redact, secret_items
 
 if TYPE_CHECKING:
     from pytest_tau2.llm.cassette import Cassette
@@ -31,6 +31,7 @@ __all__ = [
     "acomplete",
     "preload",
     "redact",
+    "reset_failure_streaks",
 ]
 
 # ---------------------------------------------------------------------------
@@ -61,7 +62,7 @@ class ModelConfig:
         if model is None or not model.strip():
             if has_args:
                 raise ValueError(
-                    f"{option_name}: model arguments {redact(args_json or '')!r} were given "
+                    f"{option_name}: model arguments {mask_json_text(args_json or '')!r} were given "
                     f"but no model; pass a litellm model string such as 'openai/gpt-4o-mini'"
                 )
             if model is not None:
@@ -71,6 +72,10 @@ class ModelConfig:
             model=model.strip(),
             args=_parse_args(args_json, option_name) if has_args else {},
         )
+
+    def __repr__(self) -> str:
+        # What tracebacks (also with ``pytest -l``) and JUnit files show: credentials masked.
+        return f"ModelConfig(model={self.model!r}, args={mask_args(self.args)!r})"
 
     def secrets(self) -> list[str]:
         """String values of credential-like arguments (used by :func:`redact`)."""
@@ -88,13 +93,13 @@ def _parse_args(args_json: str | None, option_name: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise ValueError(
             f"{option_name}: expected a JSON object such as '{{\"temperature\": 0}}', "
-            f"got invalid JSON {redact(text)!r} ({exc.msg} at position {exc.pos})"
+            f"got invalid JSON {mask_json_text(text)!r} ({exc.msg} at position {exc.pos})"
         ) from None
     if not isinstance(parsed, dict):
         # ValueError, not TypeError: it is bad option text, like invalid JSON.
         raise ValueError(
             f"{option_name}: expected a JSON object such as '{{\"temperature\": 0}}', "
-            f"got {type(parsed).__name__} {redact(text)!r}"
+            f"got {type(parsed).__name__} {mask_json_text(text)!r}"
         )
     return parsed
 
@@ -227,6 +232,8 @@ def _is_credentials_error(exc: BaseException) -> bool:
 def _is_retryable(exc: BaseException, litellm: ModuleType) -> bool:
     if _is_credentials_error(exc):
         return False
+    if isinstance(exc, MalformedReplyError):
+        return True  # a proxy or provider hiccup, like a 5xx
     if isinstance(exc, _retryable_types(litellm)):
         return True
     # Generic litellm.APIError and provider errors carry the HTTP status only.
@@ -271,12 +278,15 @@ async def acomplete(
     for attempt in range(1, attempts + 1):
         try:
             response = await _call_once(litellm, kwargs)
+            completion = _to_completion(litellm, config, response)
         except Exception as exc:
             if not _is_retryable(exc, litellm) or attempt == attempts:
-                raise _infrastructure_error(config, attempt, exc) from _safe_cause(config, exc)
+                # Never chained: the provider SDK's frames hold the API key in their locals, which a
+                # printed chain shows under ``pytest -l``; the message names the original error.
+                raise _infrastructure_error(config, attempt, exc, litellm) from None
             await asyncio.sleep(_retry_delay(policy, attempt, exc))
             continue
-        completion = _to_completion(litellm, config, response)
+        _STREAKS.succeeded(config)
         if usage is not None:
             usage.record(side, completion)
         if cassette is not None and lookup is not None:
@@ -292,7 +302,8 @@ def _call_kwargs(
     policy: RetryPolicy,
     response_format: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"timeout": policy.timeout_s, **config.args}
+    # A SecretDict: ``pytest -l`` prints this local in a traceback, credentials masked.
+    kwargs: dict[str, Any] = SecretDict({"timeout": policy.timeout_s, **config.args})
     kwargs.update(model=config.model, messages=messages, drop_params=True)
     # This loop owns retrying; litellm's and the OpenAI SDK's own retries would
     # multiply attempts and hide them from the attempt count.
@@ -338,24 +349,102 @@ def _retry_after_seconds(exc: BaseException) -> float | None:
 
 
 def _error_text(config: ModelConfig, exc: BaseException) -> str:
-    return redact(f"{type(exc).__name__}: {exc}", config.secrets())
+    text = f"{type(exc).__name__}: {exc}"
+    # litellm embeds the provider SDK's traceback in some messages; the first line says it all.
+    text = text.split("Traceback (most recent call last)")[0].rstrip()
+    return redact(text, config.secrets())
 
 
-def _infrastructure_error(config: ModelConfig, attempts: int, exc: BaseException) -> InfrastructureError:
-    kind = "transport error" if attempts > 1 else "error"
+# Messages of litellm errors raised for a 200 reply whose body is not a chat completion.
+_MALFORMED_MARKERS = ("Invalid response object", "Expecting value", "is not a list", "JSONDecodeError")
+
+GIVE_UP_AFTER = 3
+"""Calls in a row to one model endpoint that fail after every retry before the run stops.
+
+A model that answers 500 (or times out) on every attempt would otherwise cost each remaining
+scenario its full retry budget (~4.5 s with the defaults); three in a row say it is down.
+"""
+
+
+class MalformedReplyError(Exception):
+    """A reply the provider sent with HTTP 200 that is not a usable chat completion (retried)."""
+
+
+def _is_malformed(exc: BaseException) -> bool:
+    return isinstance(exc, MalformedReplyError) or any(marker in str(exc) for marker in _MALFORMED_MARKERS)
+
+
+def _is_refused(exc: BaseException) -> bool:
+    """Whether the call failed because nothing listens at the endpoint (connection refused)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ConnectionRefusedError):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+class _FailureStreaks:
+    """Per model endpoint: how many calls in a row failed after every retry (a success resets it)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[tuple[str, str], int] = {}
+
+    @staticmethod
+    def _key(config: ModelConfig) -> tuple[str, str]:
+        return config.model, str(config.args.get("api_base") or config.args.get("base_url") or "")
+
+    def failed(self, config: ModelConfig) -> int:
+        with self._lock:
+            key = self._key(config)
+            self._counts[key] = self._counts.get(key, 0) + 1
+            return self._counts[key]
+
+    def succeeded(self, config: ModelConfig) -> None:
+        with self._lock:
+            self._counts.pop(self._key(config), None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._counts.clear()
+
+
+_STREAKS = _FailureStreaks()
+
+
+def reset_failure_streaks() -> None:
+    """Forget the failure streaks of this process (between independent runs in one process)."""
+    _STREAKS.clear()
+
+
+def _infrastructure_error(
+    config: ModelConfig, attempts: int, exc: BaseException, litellm: ModuleType
+) -> InfrastructureError:
+    if _is_malformed(exc):
+        kind = "malformed reply"
+    else:
+        kind = "transport error" if attempts > 1 else "error"
     plural = "attempt" if attempts == 1 else "attempts"
-    return InfrastructureError(
+    message = (
         f"LLM call to model {config.model!r} failed after {attempts} {plural} "
         f"(last {kind}: {_error_text(config, exc)}). Check the model name, "
-        f"api_base and credentials, or raise the retry/timeout settings.",
-        fatal=_is_credentials_error(exc),
+        f"api_base and credentials, or raise the retry/timeout settings."
     )
-
-
-def _safe_cause(config: ModelConfig, exc: BaseException) -> BaseException | None:
-    # Chaining would print the original message; drop it when it holds a secret.
-    original = f"{type(exc).__name__}: {exc}"
-    return exc if _error_text(config, exc) == original else None
+    if _is_credentials_error(exc):
+        return InfrastructureError(message, fatal=True)
+    stop = None
+    if _is_retryable(exc, litellm):  # a transport failure that outlived every retry
+        streak = _STREAKS.failed(config)
+        if _is_refused(exc):
+            stop = "nothing accepts connections at the model's address (connection refused)"
+        elif streak >= GIVE_UP_AFTER:
+            stop = f"{streak} calls in a row to this model failed after every retry"
+    if stop is None:
+        return InfrastructureError(message)
+    return InfrastructureError(f"{message} Stopping the run: {stop}.", fatal=True)
 
 
 # ---------------------------------------------------------------------------
@@ -364,7 +453,15 @@ def _safe_cause(config: ModelConfig, exc: BaseException) -> BaseException | None
 
 
 def _to_completion(litellm: ModuleType, config: ModelConfig, response: Any) -> Completion:
-    message = response.choices[0].message
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise MalformedReplyError(
+            f"the provider answered without a completion (choices: {choices!r}); "
+            "a content filter or a broken proxy can do this"
+        )
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise MalformedReplyError("the provider's first choice has no message")
     usage = getattr(response, "usage", None)
     return Completion(
         text=getattr(message, "content", None),

@@ -2,33 +2,66 @@
 
 A credential is the string value of an argument whose name says so (``api_key``,
 ``azure_ad_token``, ``extra_headers["Authorization"]``, ...), the password of a URL with
-credentials (``http://user:password@host``), an environment variable named ``*_API_KEY``,
-``*_TOKEN`` or ``*_SECRET``, or a key-shaped string (``sk-...``, ``Bearer ...``).
+credentials (``http://user:password@host``), the value of a provider-key environment variable
+(``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``AWS_SECRET_ACCESS_KEY``, ...), or a key-shaped
+token (``sk-...``, ``Bearer ...``, ``AIza...``).
+
+Masking works on whole tokens: a secret or a key shape is replaced only where it is not part of
+a longer run of letters and digits, so ordinary text ("risk-assessment-meeting") is never
+touched (docs/faults.md, "Secrets").
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["MASK", "is_secret_name", "mask_args", "redact", "secret_items"]
+__all__ = [
+    "MASK",
+    "SecretDict",
+    "is_secret_name",
+    "mask_args",
+    "mask_json_text",
+    "mask_url",
+    "redact",
+    "secret_items",
+    "secrets_in_json",
+]
 
 MASK = "***"
 
 # Argument names whose string values are credentials (api_key, azure_ad_token,
 # aws_secret_access_key, extra_headers["Authorization"], ...).
 _SECRET_NAME = re.compile(r"key|token|secret|password|authorization|credential", re.IGNORECASE)
-_SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
-_MIN_ENV_SECRET_LEN = 8
+# Environment variables that hold provider credentials: OPENAI_API_KEY, ANTHROPIC_API_KEY,
+# GEMINI_API_KEY, AZURE_API_KEY, HF_TOKEN, AWS_SECRET_ACCESS_KEY, AZURE_AD_TOKEN, ...
+_SECRET_ENV_SUFFIXES = ("_API_KEY", "_API_TOKEN", "_TOKEN", "_SECRET", "_SECRET_KEY", "_SECRET_ACCESS_KEY")
+# An environment value is masked only when it looks like a key (long, letters and digits, no
+# spaces): a variable such as FEATURE_TOKEN=disabled must not mask the word "disabled".
+_MIN_ENV_SECRET_LEN = 12
 # Explicit secrets shorter than this would mask ordinary words in messages.
 _MIN_EXPLICIT_SECRET_LEN = 4
+# A token boundary: no letter or digit (nor the key alphabet's '_' and '-') right before or after.
+_KEY_CHARS = r"A-Za-z0-9_\-"
+_BEFORE = rf"(?<![{_KEY_CHARS}])"
+_AFTER = rf"(?![{_KEY_CHARS}])"
+# Provider-key shapes, each a whole token holding at least one digit (a generated key always
+# does; an ordinary hyphenated word such as "sk-assessment-meeting" does not).
 _SECRET_PATTERNS = (
-    re.compile(r"sk-[A-Za-z0-9_-]{8,}"),
-    re.compile(r"(?<=Bearer )[A-Za-z0-9._~+/=-]{8,}"),
+    re.compile(rf"{_BEFORE}sk-(?=[{_KEY_CHARS}]*\d)[{_KEY_CHARS}]{{8,}}{_AFTER}"),  # OpenAI, Anthropic, DeepSeek
+    re.compile(rf"{_BEFORE}(?:gsk|xai|pplx)[_-](?=[{_KEY_CHARS}]*\d)[{_KEY_CHARS}]{{16,}}{_AFTER}"),  # Groq, xAI
+    re.compile(rf"{_BEFORE}AIza[{_KEY_CHARS}]{{30,}}{_AFTER}"),  # Google
+    re.compile(rf"{_BEFORE}(?:hf|ghp|gho|ghs|github_pat)_(?=[{_KEY_CHARS}]*\d)[{_KEY_CHARS}]{{16,}}{_AFTER}"),
+    re.compile(rf"{_BEFORE}(?:AKIA|ASIA)[0-9A-Z]{{16}}{_AFTER}"),  # AWS access key id
+    re.compile(r"(?<=\bBearer )[A-Za-z0-9._~+/=-]{8,}"),
 )
+# ``scheme://user:password@host``: the password part (up to the '@' that ends the userinfo).
+_URL_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@'\"]*:)(?P<password>[^\s/@'\"]+)(?=@)")
 
 
 def is_secret_name(name: str) -> bool:
@@ -72,27 +105,91 @@ def mask_args(args: Mapping[str, Any]) -> dict[str, Any]:
     return masked
 
 
-def redact(text: str, secrets: Iterable[str] | None = None) -> str:
-    """Replace credentials in ``text`` with ``***``.
+def mask_url(url: str) -> str:
+    """``url`` with the password of its userinfo masked: ``ws://bob:***@host:8765``."""
+    return _URL_USERINFO.sub(lambda m: m.group("head") + MASK, url)
 
-    Masks the given ``secrets`` (e.g. :meth:`ModelConfig.secrets`), the
-    values of environment variables named ``*_API_KEY``, ``*_TOKEN`` or
-    ``*_SECRET`` (at least 8 characters), and key-shaped strings such as
-    ``sk-...`` and ``Bearer ...``.
+
+# ``"<credential-named key>": "<value>"`` inside JSON text, parseable or not.
+_JSON_SECRET_VALUE = re.compile(
+    r'(?P<head>"[^"\\]*(?:key|token|secret|password|authorization|credential)[^"\\]*"\s*:\s*")'
+    r'(?P<value>(?:[^"\\]|\\.)*)(?=")',
+    re.IGNORECASE,
+)
+
+
+def mask_json_text(text: str) -> str:
+    """Option text such as ``--tau2-agent-args`` with its credentials masked, even when it is not valid JSON.
+
+    Masks the string value of every credential-named key, URL passwords, and key-shaped tokens:
+    what a usage error may echo back.
+    """
+    masked = _JSON_SECRET_VALUE.sub(lambda m: m.group("head") + MASK, text)
+    return redact(masked)
+
+
+def secrets_in_json(text: str | None) -> list[str]:
+    """The credentials in a JSON-object option text (``[]`` when it is absent or not an object)."""
+    if not text:
+        return []
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return [m.group("value") for m in _JSON_SECRET_VALUE.finditer(text) if m.group("value")]
+    return [value for _, value in secret_items(parsed)] if isinstance(parsed, dict) else []
+
+
+class SecretDict(dict[str, Any]):
+    """A dict whose ``repr`` masks credentials (what ``pytest -l`` prints for a local variable)."""
+
+    def __repr__(self) -> str:
+        return repr(mask_args(self))
+
+
+def redact(text: str, secrets: Iterable[str] | None = None) -> str:
+    """Replace credentials in ``text`` with ``***``, whole tokens only.
+
+    Masks the given ``secrets`` (e.g. :meth:`ModelConfig.secrets`, at least 4 characters), the
+    values of provider-key environment variables (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``,
+    ... that look like keys), passwords in URLs (``ws://user:***@host``), and key-shaped tokens
+    (``sk-...``, ``Bearer ...``). A secret or shape is replaced only where it is not part of a
+    longer word: "risk-assessment-meeting" stays as it is.
     """
     candidates = {s for s in (secrets or ()) if len(s) >= _MIN_EXPLICIT_SECRET_LEN}
     candidates.update(_env_secrets())
-    # Longest first, so a secret that contains another is masked whole.
-    for secret in sorted(candidates, key=len, reverse=True):
-        text = text.replace(secret, MASK)
+    if candidates:
+        text = _secrets_pattern(frozenset(candidates)).sub(MASK, text)
+    if "://" in text:
+        text = mask_url(text)
     for pattern in _SECRET_PATTERNS:
         text = pattern.sub(MASK, text)
     return text
+
+
+@functools.lru_cache(maxsize=64)
+def _secrets_pattern(secrets: frozenset[str]) -> re.Pattern[str]:
+    """One alternation of every secret, longest first, each bounded where its edge is a letter or digit."""
+    parts = []
+    for secret in sorted(secrets, key=lambda s: (-len(s), s)):
+        before = r"(?<![A-Za-z0-9])" if secret[0].isalnum() else ""
+        after = r"(?![A-Za-z0-9])" if secret[-1].isalnum() else ""
+        parts.append(before + re.escape(secret) + after)
+    return re.compile("|".join(parts))
 
 
 def _env_secrets() -> set[str]:
     return {
         value
         for name, value in os.environ.items()
-        if name.upper().endswith(_SECRET_ENV_SUFFIXES) and len(value) >= _MIN_ENV_SECRET_LEN
+        if name.upper().endswith(_SECRET_ENV_SUFFIXES) and _looks_like_key(value)
     }
+
+
+def _looks_like_key(value: str) -> bool:
+    """Long, one word, letters and digits: a credential, not a setting such as ``disabled`` or ``1``."""
+    return (
+        len(value) >= _MIN_ENV_SECRET_LEN
+        and not any(c.isspace() for c in value)
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+    )

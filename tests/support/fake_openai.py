@@ -34,6 +34,7 @@ __all__ = [
     "drop",
     "error",
     "hang",
+    "raw",
     "sequence",
     "text",
     "tool_calls",
@@ -56,6 +57,8 @@ class Reply:
     delay_s: float = 0.0
     drop: bool = False
     headers: tuple[tuple[str, str], ...] = ()
+    body: str | None = None
+    """Sent verbatim as the response body (see :func:`raw`)."""
 
 
 Handler = Callable[[dict[str, Any]], Reply]
@@ -82,6 +85,11 @@ def error(status: int, message: str, *, headers: Iterable[tuple[str, str]] = ())
     return Reply(status=status, error_message=message, headers=tuple(headers))
 
 
+def raw(body: str | dict[str, Any], status: int = 200) -> Reply:
+    """A response body sent as is: a dict as JSON (``{"choices": []}``), a string verbatim (``"<html>"``)."""
+    return Reply(status=status, body=body if isinstance(body, str) else json.dumps(body))
+
+
 def hang(seconds: float, then: Reply | None = None) -> Reply:
     """Sleep ``seconds`` before answering (with ``then``, default a text reply).
 
@@ -97,6 +105,7 @@ def hang(seconds: float, then: Reply | None = None) -> Reply:
         delay_s=base.delay_s + seconds,
         drop=base.drop,
         headers=base.headers,
+        body=base.body,
     )
 
 
@@ -248,6 +257,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
             except OSError:  # the client already hung up
                 pass
             return
+        if reply.body is not None:
+            self._send_json(reply.status, reply.body, reply.headers)
+            return
         if reply.error_message is not None or reply.status >= 400:
             body = _error_body(reply.status, reply.error_message or "error")
         else:
@@ -257,10 +269,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def _send_json(
         self,
         status: int,
-        body: dict[str, Any],
+        body: dict[str, Any] | str,
         extra_headers: Sequence[tuple[str, str]] = (),
     ) -> None:
-        payload = json.dumps(body).encode()
+        payload = (body if isinstance(body, str) else json.dumps(body)).encode()
         try:
             reason = HTTPStatus(status).phrase
         except ValueError:
