@@ -97,6 +97,26 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("telecom_tasks", "Telecom task set: base (114, default) or full (2,285).", "base"),
     Option(
+        "trials",
+        "Trials per scenario: K > 1 makes each scenario K items, test_scenario[<name>-t1] .. [<name>-tK], "
+        "each with its own seed; the summary adds pass^k (docs/leaderboard.md).",
+        1,
+        "int",
+    ),
+    Option(
+        "seed",
+        "Base seed of the trials: trial k's seed is the k-th draw of random.Random(SEED).randint(0, 1000000), "
+        "passed to the agent and user models (the default 300 gives upstream tau2's trial seeds).",
+        300,
+        "int",
+    ),
+    Option(
+        "verdict",
+        "What decides a tau2 item: six-signal (the scenario's success signals, default) or tau2-reward "
+        "(tau2-bench's own reward from the task's reward_basis).",
+        "six-signal",
+    ),
+    Option(
         "record_mode",
         "Record and replay model calls, one cassette per scenario (docs/recording.md): none (replay only; "
         "a call not in the cassette is an error), once (record scenarios that have no cassette), "
@@ -134,6 +154,9 @@ class Settings:
     llm_timeout: float = 120.0
     concurrency: int = 1
     telecom_tasks: str = "base"
+    trials: int = 1
+    seed: int = 300
+    verdict: str = "six-signal"
     record_mode: str | None = None
     cassette_dir: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)

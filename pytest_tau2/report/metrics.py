@@ -59,6 +59,7 @@ def build_metrics(
     metrics.update(
         {spec.evidence_field: outcome.evidence.get(spec.evidence_field, []) for spec in specs if spec.evidence_field}
     )
+    metrics.update({name: outcome.evidence.get(name) for spec in specs for name in spec.details_schema or {}})
     metrics.update(
         {
             "checks": [
@@ -97,6 +98,9 @@ def metrics_schema() -> dict[str, Any]:
                 "items": dict(spec.evidence_schema or {"type": "object"}),
             }
             required += [] if spec.evidence_field in required else [spec.evidence_field]
+        for name, field_schema in (spec.details_schema or {}).items():
+            props[name] = dict(field_schema)
+            required += [] if name in required else [name]
     keys = [spec.key for spec in signal_specs()]
     defs["signal"] = {"type": "string", "enum": keys}
     defs["metric_name"] = {"type": "string", "enum": [spec.metric for spec in signal_specs()]}

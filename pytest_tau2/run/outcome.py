@@ -41,8 +41,9 @@ class ScenarioOutcome:
     recorded_actions: list[dict[str, Any]]
     judge: JudgeOutcome | None
     duration_s: float
-    evidence: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    """Per-item verdicts by metrics.json field (``db_state_assertion_verdicts``, ...)."""
+    evidence: dict[str, Any] = field(default_factory=dict)
+    """Per-item verdicts by metrics.json field (``db_state_assertion_verdicts``, ...), and the
+    further fields of signals that add some (``tau2_reward_breakdown``, ...)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """``initialization`` (applied actions with results) and, for a remote agent, ``remote``."""
 

@@ -121,6 +121,10 @@ def validate_settings(settings: Settings) -> None:
             raise SettingsError(str(exc)) from None
     if settings.telecom_tasks not in ("base", "full"):
         raise SettingsError(f"--tau2-telecom-tasks must be 'base' or 'full', got {settings.telecom_tasks!r}")
+    if settings.verdict not in ("six-signal", "tau2-reward"):
+        raise SettingsError(f"--tau2-verdict must be 'six-signal' or 'tau2-reward', got {settings.verdict!r}")
+    if settings.trials < 1:
+        raise SettingsError(f"--tau2-trials must be at least 1, got {settings.trials}")
 
 
 def model_config(settings: Settings, side: str) -> ModelConfig | None:
@@ -181,7 +185,12 @@ class Context:
         if actions is None:
             actions = scenario.gold_actions() or []
         # One plan for both sides: the oracle/replay agent and the scripted user take turns on it.
-        return cls(scenario, settings, GoldPlan([dict(a) for a in actions], ending_tools=_ending_names(scenario)))
+        plan = GoldPlan(
+            [dict(a) for a in actions],
+            ending_tools=_ending_names(scenario),
+            communicate=tuple(getattr(scenario, "communicate_info", ())),  # tau2's COMMUNICATE facts
+        )
+        return cls(scenario, settings, plan)
 
     def built_here(self, participant: object) -> bool:
         return any(participant is p for p in self.built)

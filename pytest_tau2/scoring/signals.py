@@ -117,6 +117,9 @@ class ScoringInput:
     """The gold DBs themselves, recomputed on demand (only a mismatch needs them, for the diff)."""
     judge: JudgeOutcome | None = None
     judge_configured: bool = False
+    computed: dict[str, SignalResult] = field(default_factory=dict)
+    """The results of the signals computed so far (lower ``check_order`` first), so a signal that
+    combines others (``tau2_reward``) reads their values instead of recomputing them."""
 
 
 @dataclass
@@ -125,6 +128,8 @@ class SignalResult:
     checks: list[Check]
     evidence: list[dict[str, Any]] = field(default_factory=list)
     """Per-item verdicts (assertions, predicates) saved under the spec's ``evidence_field``."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """Further metrics.json fields of this signal, by field name (the spec's ``details_schema``)."""
 
 
 # ---- the table --------------------------------------------------------------------------------
@@ -151,6 +156,9 @@ class SignalSpec:
     evidence_schema: Mapping[str, Any] | None = None
     check_order: int = 100
     """Where this signal's sub-results appear among the item's (lower first; ties: table order)."""
+    details_schema: Mapping[str, Mapping[str, Any]] | None = None
+    """metrics.json fields this signal adds beside its value (field -> JSON Schema); always
+    written, null when the compute function gave none."""
 
     @property
     def signal(self) -> SuccessSignal | SignalKey:
@@ -193,17 +201,20 @@ def signal_specs() -> Iterator[SignalSpec]:
     return iter(tuple(SIGNALS.values()))
 
 
-def score(inp: ScoringInput) -> tuple[dict[str, Any], list[Check], dict[str, list[dict[str, Any]]]]:
-    """Each signal computed once: values by key, every check, and evidence by metrics field."""
+def score(inp: ScoringInput) -> tuple[dict[str, Any], list[Check], dict[str, Any]]:
+    """Each signal computed once: values by key, every check, and evidence and details by metrics field."""
     values: dict[str, Any] = {}
     checks: list[Check] = []
-    evidence: dict[str, list[dict[str, Any]]] = {}
+    evidence: dict[str, Any] = {}
     for spec in sorted(signal_specs(), key=lambda s: s.check_order):
         result = spec.compute(inp)
+        inp.computed[spec.key] = result
         values[spec.key] = result.value
         checks.extend(result.checks)
         if spec.evidence_field is not None:
             evidence[spec.evidence_field] = result.evidence
+        for name in spec.details_schema or {}:
+            evidence[name] = result.details.get(name)
     return {spec.key: values[spec.key] for spec in signal_specs()}, checks, evidence
 
 

@@ -107,6 +107,7 @@ def test_signals_outside_the_whitelist_are_excluded_and_never_fail() -> None:
         "db_state_assertion_pass_rate": None,
         "nl_assertion_pass_rate": 0.0,
         "judge_passed": None,
+        "tau2_reward": None,  # tau2's reward, also in the signal table (scoring/tau2_signal.py)
     }
 
 
@@ -119,7 +120,12 @@ def test_breakdown_has_the_four_lists_of_metrics_json() -> None:
         "passed": ["is_action_match"],
         "failed": ["db_state_match"],
         "not_applicable": ["nl_assertion_pass_rate"],
-        "excluded": {"db_state_assertion_pass_rate": None, "judge_passed": None, "clean_exit": True},
+        "excluded": {
+            "db_state_assertion_pass_rate": None,
+            "judge_passed": None,
+            "clean_exit": True,
+            "tau2_reward": None,
+        },
     }
 
 
@@ -226,8 +232,9 @@ def test_clean_exit_only_for_the_agents_own_exit(stop_reason: str, clean: bool) 
 
 def test_every_signal_is_computed_even_when_not_whitelisted() -> None:
     signals, checks = run_score(ExitOnly())
-    assert set(signals) == set(SuccessSignal)
-    assert {c.signal for c in checks.values()} == set(SuccessSignal)
+    assert set(signals) == {*SuccessSignal, "tau2_reward"}  # tau2's reward: None outside tau2 tasks
+    assert {c.signal for c in checks.values()} == {*SuccessSignal, "tau2_reward"}
+    assert signals["tau2_reward"] is None and checks["tau2_reward"].message == "not a tau2 task"
 
 
 def test_not_applicable_checks_carry_the_reason() -> None:

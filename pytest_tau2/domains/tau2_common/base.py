@@ -18,6 +18,10 @@ from pytest_tau2.environment.tools import Tool
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scenario.model import Actions, Persona, Resources, Task
 from pytest_tau2.scoring.action_match import MatchResult
+from pytest_tau2.scoring.tau2_signal import TAU2_REWARD
+
+TAU2_REWARD_VERDICT = "tau2-reward"
+"""``--tau2-verdict`` value that makes tau2's reward decide each tau2 item."""
 
 GREETING = "Hi! How can I help you today?"
 
@@ -53,8 +57,15 @@ class Tau2BaseScenario(Scenario):
         return Path(root)
 
     def bind(self, settings: Any) -> Tau2BaseScenario:
-        """Resolve the data root now (the runner does it on first use)."""
+        """Resolve the data root now (the runner does it on first use).
+
+        Under ``--tau2-verdict tau2-reward`` the item's whitelist becomes tau2's reward alone:
+        the six signals are still computed and saved, under ``excluded``.
+        """
         self.data_root(settings)
+        if getattr(settings, "verdict", None) == TAU2_REWARD_VERDICT:
+            # An instance value shadows the domain's ClassVar or cached_property for this item only.
+            self.__dict__["success_signals"] = (TAU2_REWARD.signal,)
         return self
 
     @cached_property
@@ -70,6 +81,11 @@ class Tau2BaseScenario(Scenario):
     @property
     def criteria(self) -> dict[str, Any]:
         return self.task.get("evaluation_criteria") or {}
+
+    def tau2_evaluation_criteria(self) -> dict[str, Any] | None:
+        """The task's ``evaluation_criteria`` as upstream reads them (the tau2_reward signal's input)."""
+        criteria = self.task.get("evaluation_criteria")
+        return dict(criteria) if criteria is not None else None
 
     @property
     def instructions(self) -> dict[str, Any]:
