@@ -29,6 +29,7 @@ def build_metrics(
     agent_kind: str,
     user_kind: str,
     infrastructure_error: str | None = None,
+    trial: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     scenario = outcome.scenario
     persona = scenario.user_persona
@@ -39,6 +40,9 @@ def build_metrics(
         "domain": scenario.domain,
         "tau2_id": getattr(scenario, "tau2_id", None),
         "description": scenario.description,
+        "trial": (trial or {}).get("trial", 1),
+        "trials": (trial or {}).get("trials", 1),
+        "seed": (trial or {}).get("seed"),
     }
     metrics.update({spec.metric: outcome.signals.get(spec.key) for spec in specs})
     metrics["judge_score"] = None

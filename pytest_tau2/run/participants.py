@@ -13,6 +13,7 @@ object is a :class:`ParticipantKind` (loaded on the first lookup). See docs/part
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from pytest_tau2.conversation.protocol import Participant
 from pytest_tau2.environment.tools import resolve_tool
 from pytest_tau2.errors import ScenarioNotApplicable, SettingsError
 from pytest_tau2.llm.usage import UsageMeter
+from pytest_tau2.run.trials import trial_id, trial_seed
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.settings import Settings
 
@@ -178,9 +180,11 @@ class Context:
     usage: UsageMeter = field(default_factory=UsageMeter)
     built: list[object] = field(default_factory=list)
     """Participants built from the table for this scenario (anything else is a custom fixture's)."""
+    trial: int = 1
+    """Which trial of the scenario this is (1..``--tau2-trials``)."""
 
     @classmethod
-    def for_scenario(cls, scenario: Scenario, settings: Settings) -> Context:
+    def for_scenario(cls, scenario: Scenario, settings: Settings, trial: int = 1) -> Context:
         actions = _replayed_actions(settings, scenario)
         if actions is None:
             actions = scenario.gold_actions() or []
@@ -190,7 +194,21 @@ class Context:
             ending_tools=_ending_names(scenario),
             communicate=tuple(getattr(scenario, "communicate_info", ())),  # tau2's COMMUNICATE facts
         )
-        return cls(scenario, settings, plan)
+        return cls(scenario, settings, plan, trial=trial)
+
+    @property
+    def seed(self) -> int:
+        """This trial's seed (run/trials.py), passed to the agent and user models."""
+        return trial_seed(self.settings.seed, self.trial)
+
+    @property
+    def result_name(self) -> str:
+        """The item id and results folder of this trial: ``<scenario>-t<k>``, or the name alone for one trial."""
+        return trial_id(self.scenario.name, self.trial, self.settings.trials)
+
+    def trial_record(self) -> dict[str, Any]:
+        """What metrics.json records about the trial."""
+        return {"trial": self.trial, "trials": self.settings.trials, "seed": self.seed}
 
     def built_here(self, participant: object) -> bool:
         return any(participant is p for p in self.built)
@@ -201,7 +219,12 @@ class Context:
         return RetryPolicy(max_retries=self.settings.llm_retries, timeout_s=self.settings.llm_timeout)
 
     def model_config(self, side: str) -> ModelConfig | None:
-        return model_config(self.settings, side)
+        """The side's model, with this trial's ``seed`` for the agent and the user (as upstream; not
+        the judge). A ``seed`` given in ``--tau2-<side>-args`` wins: it is the same in every trial."""
+        config = model_config(self.settings, side)
+        if config is None or side == "judge" or "seed" in config.args:
+            return config
+        return dataclasses.replace(config, args={**config.args, "seed": self.seed})
 
     def required_model(self, side: str) -> ModelConfig:
         config = self.model_config(side)
