@@ -80,7 +80,12 @@ async def run_scenario(
 
     judge_outcome = None
     if judge is not None and scenario.nl_assertions and result.error is None:
-        judge_outcome = await judge.judge(scenario.nl_assertions, result.transcript)
+        try:
+            judge_outcome = await judge.judge(scenario.nl_assertions, result.transcript)
+        except InfrastructureError as exc:
+            # The judge could not grade (down, credentials, unreadable reply): the item's
+            # infrastructure error, never a failed NL assertion of the agent.
+            result = replace(result, stop_reason="error", error=exc)
     signals, checks, evidence = score(
         ScoringInput(
             scenario=scenario,

@@ -1,12 +1,16 @@
 """The NL-assertion judge: one LLM call per scenario, one verdict per assertion.
 
 The judge input numbers the assertions in an ``nl_assertions`` section next to the
-transcript (prompt: ``judge_prompt.md`` beside this module). The reply is normalised to
-exactly one ``{index, assertion, passed, reason}`` per assertion, in order. Every way the
-reply can go wrong (not JSON, a missing verdict, an index out of range, a non-boolean
-``passed``, a failed call) becomes ``passed: false`` with a reason that says which; nothing
-raises. A failed call is retried on its own by the LLM client, never by re-running the
-conversation.
+transcript (prompt: ``judge_prompt.md`` beside this module). The reply is read into exactly
+one ``{index, assertion, passed, reason}`` per assertion, in order.
+
+A judge that cannot grade is never the agent's fault: a failed call (5xx or timeouts after
+every retry, rejected credentials, a malformed provider reply) and a reply that does not give
+a readable verdict for every assertion (empty, not JSON, no verdicts list, a missing verdict,
+a non-boolean ``passed``) raise :class:`~pytest_tau2.errors.InfrastructureError` naming the
+problem, so the item is an infrastructure error rather than a failed NL assertion; rejected
+credentials are ``fatal`` (the run stops). A failed call is retried on its own by the LLM
+client, never by re-running the conversation.
 """
 
 from __future__ import annotations
@@ -58,7 +62,20 @@ def judge_messages(assertions: list[str], transcript: list[dict[str, Any]]) -> l
 
 
 def normalize_verdicts(assertions: list[str], reply: str | None) -> list[dict[str, Any]]:
-    """Exactly one verdict per assertion, in order, whatever shape the reply has."""
+    """Exactly one verdict per assertion, in order, whatever shape the reply has.
+
+    An assertion without a readable verdict gets ``passed: false`` and a reason saying why;
+    :func:`unreadable` lists those reasons.
+    """
+    return _read(assertions, reply)[0]
+
+
+def unreadable(assertions: list[str], reply: str | None) -> list[str]:
+    """Why some assertions have no readable verdict in ``reply`` (empty when every one has)."""
+    return _read(assertions, reply)[1]
+
+
+def _read(assertions: list[str], reply: str | None) -> tuple[list[dict[str, Any]], list[str]]:
     parsed, problem = _parse(reply)
     by_index: dict[int, dict[str, Any]] = {}
     notes: list[str] = []
@@ -73,19 +90,26 @@ def normalize_verdicts(assertions: list[str], reply: str | None) -> list[dict[st
                 continue
             by_index.setdefault(index, entry)
     verdicts = []
+    problems = [problem] if problem is not None else []
     for index, text in enumerate(assertions):
         entry = by_index.get(index)
+        missing = None
         if problem is not None:
-            verdict = (False, problem)
+            missing = problem
         elif entry is None:
             extra = f" ({'; '.join(notes)})" if notes else ""
-            verdict = (False, f"the judge gave no verdict for assertion {index}{extra}")
+            missing = f"the judge gave no verdict for assertion {index}{extra}"
         elif not isinstance(entry.get("passed"), bool):
-            verdict = (False, f"the judge's 'passed' for assertion {index} is not a boolean: {entry.get('passed')!r}")
-        else:
+            missing = f"the judge's 'passed' for assertion {index} is not a boolean: {entry.get('passed')!r}"
+        if missing is None and entry is not None:
             verdict = (entry["passed"], str(entry.get("reason") or ""))
+        else:
+            missing = missing or f"the judge gave no verdict for assertion {index}"
+            if problem is None:
+                problems.append(missing)
+            verdict = (False, missing)
         verdicts.append({"index": index, "assertion": text, "passed": verdict[0], "reason": verdict[1]})
-    return verdicts
+    return verdicts, problems
 
 
 def _parse(reply: str | None) -> tuple[list[Any] | None, str | None]:
@@ -125,6 +149,7 @@ class LLMJudge:
     """The scenario's cassette when recording or replaying (``--tau2-record-mode``)."""
 
     async def judge(self, assertions: list[str], transcript: list[dict[str, Any]]) -> JudgeOutcome:
+        """One verdict per assertion; raises InfrastructureError when the judge cannot grade (see module doc)."""
         messages = judge_messages(assertions, transcript)
         try:
             completion = await acomplete(
@@ -134,11 +159,13 @@ class LLMJudge:
             from pytest_tau2.llm.cassette import CassetteMissError
 
             if isinstance(exc, CassetteMissError):
-                raise  # a stale recording is the run's error, not a failed NL assertion
-            reason = f"the judge call failed: {exc}"
-            verdicts = [
-                {"index": i, "assertion": a, "passed": False, "reason": reason} for i, a in enumerate(assertions)
-            ]
-            return JudgeOutcome(verdicts, messages, None, str(exc), self.config.model)
-        verdicts = normalize_verdicts(assertions, completion.text)
+                raise  # a stale recording is the run's error, named as the cassette names it
+            raise InfrastructureError(f"the NL-assertion judge failed, not the agent: {exc}", fatal=exc.fatal) from None
+        verdicts, problems = _read(assertions, completion.text)
+        if problems:
+            reply = completion.text or ""
+            raise InfrastructureError(
+                f"the NL-assertion judge (model {self.config.model!r}) gave no readable verdict, "
+                f"not the agent's fault: {'; '.join(problems)}; reply: {reply[:300]!r}"
+            )
         return JudgeOutcome(verdicts, messages, completion.text, None, self.config.model)
