@@ -23,8 +23,8 @@ Where this module differs from upstream, on purpose:
   and left out of the product. The reward is then the product of the evaluated components;
   :attr:`Tau2Reward.complete` is False and the reward is not comparable with a leaderboard
   number. Upstream has no such state (it always has a judge).
-- A failed judge call makes the NL component 0.0 (its verdicts say why); upstream would raise,
-  retry the whole simulation and finally drop it as an infrastructure error.
+- A judge that cannot grade (down, unreadable reply) is the item's infrastructure error, as in
+  upstream (where it is retried and finally dropped from the metrics): there is then no reward.
 
 Everything here is pure: plain values in, a :class:`Tau2Reward` out. No pytest, no I/O.
 """

@@ -227,10 +227,9 @@ def test_nl_with_no_assertions_is_one_without_a_judge() -> None:
         assert result.breakdown == {"DB": 1.0, "NL_ASSERTION": 1.0} and result.complete
 
 
-def test_a_failed_judge_call_fails_the_nl_component() -> None:
+def test_an_empty_verdict_list_scores_one_like_upstreams_empty_results() -> None:
     criteria = {"reward_basis": ["NL_ASSERTION"], "nl_assertions": ["A."]}
-    failed_call = [verdict(False, "A.", "the judge call failed: 503")]
-    assert score(criteria, nl_verdicts=failed_call).breakdown == {"NL_ASSERTION": 0.0}
+    assert score(criteria, nl_verdicts=[]).breakdown == {"NL_ASSERTION": 1.0}
 
 
 # ---- the product and the termination rule -----------------------------------------------------
