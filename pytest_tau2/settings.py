@@ -6,9 +6,12 @@ The plugin registers options and ini keys from :data:`OPTIONS`, and builds one f
 
 from __future__ import annotations
 
+import math
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
+
+from pytest_tau2.llm.secrets import mask_args, mask_json_text, mask_url, secret_items, secrets_in_json
 
 
 @dataclass(frozen=True)
@@ -185,9 +188,32 @@ class Settings:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def __repr__(self) -> str:
+        # What tracebacks (also ``pytest -l``) and JUnit files show: credentials masked.
+        shown = ", ".join(f"{f.name}={_masked(f.name, getattr(self, f.name))!r}" for f in fields(self))
+        return f"Settings({shown})"
+
+    def secrets(self) -> list[str]:
+        """The credentials this run was given: model arguments' keys and URL passwords (for redaction)."""
+        found = [
+            value for text in (self.agent_args, self.user_args, self.judge_args) for value in secrets_in_json(text)
+        ]
+        found += [value for _, value in secret_items({"agent_url": self.agent_url or "", "extra": self.extra})]
+        return found
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Settings:
         return cls(**data)
+
+
+def _masked(name: str, value: Any) -> Any:
+    if isinstance(value, str) and name.endswith("_args"):
+        return mask_json_text(value)
+    if isinstance(value, str) and "://" in value:
+        return mask_url(value)
+    if isinstance(value, dict):
+        return mask_args(value)
+    return value
 
 
 def coerce(option: Option, raw: Any) -> Any:
@@ -202,7 +228,9 @@ def coerce(option: Option, raw: Any) -> Any:
         if option.kind == "int":
             return int(raw)
         if option.kind == "float":
-            return float(raw)
+            number = float(raw)
+            if math.isfinite(number):
+                return number
         if option.kind == "bool":
             value = raw.strip().lower()
             if value in ("1", "true", "yes", "on"):
@@ -212,6 +240,8 @@ def coerce(option: Option, raw: Any) -> Any:
             raise ValueError(raw)
     except ValueError:
         raise ValueError(f"{option.flag} (ini {option.ini}) expects {option.kind}, got {raw!r}") from None
+    if option.kind == "float":  # float() accepts "nan" and "inf"; no duration or limit is either
+        raise ValueError(f"{option.flag} (ini {option.ini}) must be a finite number, got {raw!r}")
     return raw
 
 
@@ -225,6 +255,7 @@ MINIMUMS: dict[str, float] = {
     "llm_timeout": 0.001,
     "agent_timeout": 0.001,
     "concurrency": 1,
+    "trials": 1,
 }
 
 # Options that take one word of a fixed set; anything else is a usage error naming the option.
@@ -246,6 +277,8 @@ def resolve(cli: dict[str, Any], ini: dict[str, Any], environ: dict[str, str] | 
             values[option.name] = option.default
         minimum = MINIMUMS.get(option.name)
         value = values[option.name]
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{option.flag} (ini {option.ini}) must be a finite number, got {value!r}")
         if minimum is not None and value is not None and value < minimum:
             raise ValueError(f"{option.flag} (ini {option.ini}) must be at least {minimum:g}, got {value!r}")
         choices = CHOICES.get(option.name)

@@ -26,7 +26,7 @@ def overview_charts(overviews: list[Overview]) -> dict[str, str]:
             charts.Bar(name, [_mean_value(dict(o.reward_components).get(name)) for o in overviews])
             for name in components
         ]
-        out["components"] = charts.bar_chart(bars, title="tau2 reward components", series=names)
+        out["components"] = charts.bar_chart(bars, title="tau2 reward components", series=names, tone_by_value=True)
     curves = [(f"{o.label}: {c.name}" if len(overviews) > 1 else c.name, c.points) for o in overviews for c in o.pass_k]
     if curves:
         out["pass_k"] = charts.line_chart(curves, title="pass^k over k")

@@ -42,17 +42,16 @@
     $("f-a").value = String(state.a);
     $("f-b").value = String(state.b);
   }
-  for (const row of ROWS) {
-    row._hay = [row.key, row.desc, row.tau2_id, row.domain, ...present(row).flatMap((c) => [c.err, c.sr, ...c.f, ...(c.mk || [])])]
-      .join(" ").toLowerCase();
-  }
+  // the text a search looks in, built on the first search (not at load: thousands of rows)
+  const hay = (row) => row._hay || (row._hay = [row.key, row.desc, row.tau2_id, row.domain,
+    ...present(row).flatMap((c) => [c.err, c.sr, ...c.f, ...(c.mk || [])])].join(" ").toLowerCase());
 
   function matches(row) {
     const runs = present(row);
     if (state.domain && row.domain !== state.domain) return false;
     if (state.outcome && !runs.some((c) => c.o === state.outcome)) return false;
     if (state.signal && !runs.some((c) => c.f.includes(state.signal))) return false;
-    if (state.search && !state.search.split(/\s+/).every((w) => row._hay.includes(w))) return false;
+    if (state.search && !state.search.split(/\s+/).every((w) => hay(row).includes(w))) return false;
     if (state.flip) {
       const a = row.runs[state.a], b = row.runs[state.b];
       if (state.flip === "flipped" && !isFlipped(row)) return false;
@@ -248,6 +247,18 @@
     }).join("");
   }
 
+  // {"DB": 0.0, "COMMUNICATE": 1.0} (or {"DB": {"reward": 0.0, ...}}) as chips; any other shape as JSON
+  function rewardBreakdown(b) {
+    const value = (v) => (v && typeof v === "object" ? ["reward", "score", "value"].map((k) => v[k]).find((x) => x != null) : v);
+    const entries = b && typeof b === "object" && !Array.isArray(b) ? Object.entries(b) : [];
+    const flat = entries.length && entries.every(([, v]) => ["number", "boolean"].includes(typeof value(v)));
+    if (!flat) return `<pre>${esc(json(b))}</pre>`;
+    return entries.map(([k, v]) => {
+      const x = Number(value(v));
+      return `<span class="tag ${x >= 1 ? "" : "bad"}">${x >= 1 ? "✓" : "✗"} ${esc(k)} ${esc(value(v))}</span>`;
+    }).join(" ") + (entries.some(([, v]) => v && typeof v === "object") ? `<details><summary>details</summary><pre>${esc(json(b))}</pre></details>` : "");
+  }
+
   const fact = (k, v) => `<div class="fact"><div class="k">${esc(k)}</div><div class="v">${v}</div></div>`;
 
   function panel(row, cell, d) {
@@ -270,7 +281,7 @@
         `${esc(m.recording.mode)} · ${esc(m.recording.replayed_calls ?? 0)} replayed · ${esc(m.recording.recorded_calls ?? 0)} recorded` +
         `<div class="muted"><code>${esc(m.recording.cassette)}</code></div>`) : "") +
       "</div>";
-    if (m.tau2_reward_breakdown != null) out += `<div class="block"><h3>tau2 reward breakdown</h3><pre>${esc(json(m.tau2_reward_breakdown))}</pre></div>`;
+    if (m.tau2_reward_breakdown != null) out += `<div class="block"><h3>tau2 reward breakdown</h3>${rewardBreakdown(m.tau2_reward_breakdown)}</div>`;
     out += `<div class="block" id="checks"><h3>Checks</h3>${checks(m, d)}</div>`;
     out += `<div class="block" id="conversation"><h3>Conversation</h3>${conversation(d, m)}</div>`;
     const extra = Object.keys(m).filter((k) => !KNOWN.has(k));
