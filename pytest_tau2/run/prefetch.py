@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pytest_tau2.run import participants
 from pytest_tau2.run.outcome import ScenarioOutcome
 from pytest_tau2.run.pipeline import run_scenario
+from pytest_tau2.run.trials import split_trial_id
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.settings import Settings
 
@@ -39,7 +40,8 @@ class Prefetcher:
 
     A free-slot pool: whenever a run finishes, the next scenario in session order starts, so
     one long conversation never holds the others back (a fixed window over the item order
-    would wait for it).
+    would wait for it). ``names`` are the items' ids: the scenario name, or ``<name>-t<k>`` for
+    trial k when the run has several trials per scenario (run/trials.py).
     """
 
     def __init__(
@@ -84,9 +86,10 @@ class Prefetcher:
         if name in self._done:
             return
         self._done.add(name)
+        scenario_name, trial = split_trial_id(name) if self.settings.trials > 1 else (name, None)
         try:
-            scenario = self.scenario_for(name)
-            ctx = participants.Context.for_scenario(scenario, self.settings)
+            scenario = self.scenario_for(scenario_name)
+            ctx = participants.Context.for_scenario(scenario, self.settings, trial=trial or 1)
             agent = participants.make_agent(ctx)
             user = participants.make_user(ctx)
             judge = participants.make_judge(ctx)
