@@ -137,6 +137,16 @@ def test_replay_metrics_name_the_agent(replayed: Replayed) -> None:
     assert metrics["success_breakdown"]["excluded"]["is_action_match"] is False
 
 
+def test_gold_minus_last_write_has_tau2_reward_zero_naming_the_db(replayed: Replayed) -> None:
+    dropped = json.loads((replayed.results_dir / "tau2_retail__0" / "metrics.json").read_text("utf-8"))
+    assert dropped["tau2_reward"] == 0.0
+    assert dropped["tau2_reward_breakdown"] == {"DB": 0.0, "NL_ASSERTION": 1.0}  # task 0 has no NL assertions
+    assert dropped["tau2_reward_info"]["reasons"] == {"DB": "the final DB differs from the gold replay's"}
+    assert dropped["success_breakdown"]["excluded"]["tau2_reward"] == 0.0
+    gold = json.loads((replayed.results_dir / "tau2_retail__5" / "metrics.json").read_text("utf-8"))
+    assert gold["tau2_reward"] == 1.0 and gold["tau2_reward_info"]["not_evaluated"] == []
+
+
 def test_skipped_scenarios_do_not_count_in_the_summary(replayed: Replayed) -> None:
     summary = (replayed.results_dir / "all_summary.txt").read_text("utf-8")
     assert summary.splitlines()[0].startswith("Success rate: 2/3 ")
