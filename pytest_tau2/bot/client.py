@@ -15,6 +15,7 @@ also asks the bot for the scenario summary (recorded actions, DB hash) and score
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from pytest_tau2.bot.protocol import PROTOCOL_VERSION, decode, encode, error_fra
 from pytest_tau2.conversation.protocol import Reply, ToolCall
 from pytest_tau2.environment.env import ToolResult
 from pytest_tau2.errors import InfrastructureError, ProtocolError
+from pytest_tau2.llm.secrets import mask_url
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.settings import Settings
 
@@ -64,6 +66,8 @@ class WebSocketAgent:
     ) -> None:
         settings = settings or Settings()
         self.url = url
+        self.shown_url = mask_url(url)
+        """The URL as messages show it: a password in its userinfo masked."""
         self.scenario = scenario
         self.reply_timeout = float(reply_timeout or settings.agent_timeout)
         """Seconds to wait for each frame of the bot (per message, not per conversation)."""
@@ -100,7 +104,7 @@ class WebSocketAgent:
         if self.initialized is not None:
             return self.initialized
         if self._closed:
-            raise InfrastructureError(f"the connection to the bot at {self.url} is already closed")
+            raise InfrastructureError(f"the connection to the bot at {self.shown_url} is already closed")
         await self._connect()
         scenario = self.scenario
         await self._send(
@@ -115,7 +119,7 @@ class WebSocketAgent:
         if self.ready["protocol_version"] != PROTOCOL_VERSION:
             raise await self._abort(
                 "unsupported_version",
-                f"the bot at {self.url} speaks protocol version {self.ready['protocol_version']}, "
+                f"the bot at {self.shown_url} speaks protocol version {self.ready['protocol_version']}, "
                 f"this runner {PROTOCOL_VERSION}: {excerpt(self.ready)}",
             )
         await self._send(initialization_frame(scenario))
@@ -129,7 +133,9 @@ class WebSocketAgent:
             return Reply(text=text)
         await self.start()
         if self.exit is not None:
-            raise InfrastructureError(f"the bot at {self.url} already ended the conversation: {excerpt(self.exit)}")
+            raise InfrastructureError(
+                f"the bot at {self.shown_url} already ended the conversation: {excerpt(self.exit)}"
+            )
         utterances = [m for m in messages if m.get("role") == "user"][self._users_sent :]
         if not utterances:
             raise InfrastructureError("the agent was asked to act with no new user utterance to send to the bot")
@@ -229,15 +235,24 @@ class WebSocketAgent:
             )
         except TimeoutError:
             raise InfrastructureError(
-                f"no WebSocket handshake from the bot at {self.url} within {self.connect_timeout:g} s"
+                f"no WebSocket handshake from the bot at {self.shown_url} within {self.connect_timeout:g} s"
             ) from None
         except ConnectionRefusedError as exc:
+            # Every later scenario would be refused too: fatal stops the run after this one
+            # instead of paying a connection attempt per remaining scenario.
             raise InfrastructureError(
-                f"cannot connect to the bot at {self.url}: connection refused ({exc}); "
-                "is the bot running (python -m pytest_tau2.bot)?"
+                f"cannot connect to the bot at {self.shown_url}: connection refused ({exc}); "
+                "is the bot running (python -m pytest_tau2.bot)? Stopping the run.",
+                fatal=True,
             ) from None
-        except Exception as exc:  # bad URI, DNS, not a WebSocket server, TLS...
-            raise InfrastructureError(f"cannot connect to the bot at {self.url}: {type(exc).__name__}: {exc}") from None
+        except socket.gaierror as exc:
+            raise InfrastructureError(
+                f"cannot connect to the bot at {self.shown_url}: unknown host ({exc}). Stopping the run.", fatal=True
+            ) from None
+        except Exception as exc:  # bad URI, not a WebSocket server, TLS...
+            raise InfrastructureError(
+                f"cannot connect to the bot at {self.shown_url}: {type(exc).__name__}: {mask_url(str(exc))}"
+            ) from None
 
     async def _send(self, frame: dict[str, Any]) -> None:
         from websockets.exceptions import ConnectionClosed
@@ -248,7 +263,7 @@ class WebSocketAgent:
             await self._ws.send(text)
         except ConnectionClosed as exc:
             raise InfrastructureError(
-                f"the bot at {self.url} closed the connection ({_close_text(exc)}) before the "
+                f"the bot at {self.shown_url} closed the connection ({_close_text(exc)}) before the "
                 f"runner could send: {self._last_sent}"
             ) from None
 
@@ -260,13 +275,21 @@ class WebSocketAgent:
         except TimeoutError:
             raise await self._abort(
                 "timeout",
-                f"no frame from the bot at {self.url} within {self.reply_timeout:g} s "
+                f"no frame from the bot at {self.shown_url} within {self.reply_timeout:g} s "
                 f"while waiting for {waiting_for}; last frame sent: {self._last_sent}",
                 InfrastructureError,
             ) from None
         except ConnectionClosed as exc:
+            too_large = _too_large(exc)
+            if too_large is not None:
+                raise InfrastructureError(
+                    f"the bot at {self.shown_url} sent a frame too large ({too_large}) while the runner "
+                    f"waited for {waiting_for}, and the runner ended the session (close code 1009). Send smaller "
+                    f"frames (a DB only when asked), or raise the agent's max_size; last frame sent: "
+                    f"{self._last_sent}"
+                ) from None
             raise InfrastructureError(
-                f"the bot at {self.url} closed the connection ({_close_text(exc)}) while the "
+                f"the bot at {self.shown_url} closed the connection ({_close_text(exc)}) while the "
                 f"runner waited for {waiting_for}; last frame sent: {self._last_sent}"
             ) from None
         try:
@@ -276,7 +299,7 @@ class WebSocketAgent:
         if frame["type"] == "error":
             await self.aclose()
             raise ProtocolError(
-                f"the bot at {self.url} sent error {frame['code']!r}: {frame['message']} "
+                f"the bot at {self.shown_url} sent error {frame['code']!r}: {frame['message']} "
                 f"(while the runner waited for {waiting_for}; last frame sent: {self._last_sent})"
             )
         allowed = (expected,) if isinstance(expected, str) else expected
@@ -320,3 +343,18 @@ def _close_text(exc: Exception) -> str:
     if rcvd is None:
         return "no close frame"
     return f"code {rcvd.code}" + (f", reason {rcvd.reason!r}" if rcvd.reason else "")
+
+
+def _too_large(exc: Exception) -> str | None:
+    """``"N bytes > L-byte limit"`` when the runner closed because a frame was over ``max_size``."""
+    from websockets.exceptions import PayloadTooBig
+
+    cause = exc.__cause__
+    if isinstance(cause, PayloadTooBig) and cause.message is None:
+        if cause.size is not None:
+            return f"{cause.size} bytes > {cause.max_size}-byte limit"
+        return f"over the {cause.max_size}-byte limit once decompressed"
+    sent = getattr(exc, "sent", None)
+    if sent is not None and sent.code == 1009:  # "message too big", sent by this side
+        return sent.reason or "over the size limit"
+    return None

@@ -24,6 +24,7 @@ from pytest_tau2.conversation.offline import GoldPlan, OracleAgent, ScriptedUser
 from pytest_tau2.conversation.protocol import Participant
 from pytest_tau2.environment.tools import resolve_tool
 from pytest_tau2.errors import ScenarioNotApplicable, SettingsError
+from pytest_tau2.llm.secrets import mask_url
 from pytest_tau2.llm.usage import UsageMeter
 from pytest_tau2.run.trials import trial_id, trial_seed
 from pytest_tau2.scenario.base import Scenario
@@ -406,7 +407,7 @@ for _kind in (
     ParticipantKind("replay", "agent", _replay, "recorded tool calls from a replay file", argument="PATH",
                     follows_plan=True, validate=_validate_replay),
     ParticipantKind("websocket", "agent", _websocket, "an external bot (--tau2-agent-url)",
-                    validate=_validate_websocket, describe=lambda s, _: f"websocket:{s.agent_url}"),
+                    validate=_validate_websocket, describe=lambda s, _: f"websocket:{mask_url(s.agent_url or '')}"),
     ParticipantKind("scripted", "user", _scripted, "follows the gold plan (offline default)"),
     ParticipantKind("litellm", "user", _litellm_user, "any model litellm accepts", model_side="user",
                     describe=lambda s, _: f"litellm:{s.user_model}"),
