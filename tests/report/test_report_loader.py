@@ -121,6 +121,16 @@ def test_fields_of_later_versions_are_read_and_shown(tmp_path: Path) -> None:
     assert [row["runs"][0]["mk"] for row in index["rows"][:2]] == [["resumed", "replayed"], ["recorded"]]
 
 
+def test_one_trial_per_scenario_keeps_plain_names(tmp_path: Path) -> None:
+    """Runs record ``trial: 1, trials: 1`` without ``--tau2-trials``: no ``-t1`` suffix, no pass^k."""
+    items = [metrics("shop__a", trial=1, trials=1), metrics("shop__b", trial=1, trials=1)]
+    run = load_run(write_folder(tmp_path, items, top={}))
+    assert [s.key for s in run.scenarios] == ["shop__a", "shop__b"]
+    assert run.folders == {"shop__a": tmp_path / "shop__a-t1", "shop__b": tmp_path / "shop__b-t1"}
+    assert pass_k_curves(run) == ([], "", {})
+    assert overview(run, "run").markers["trials"] == 0
+
+
 @pytest.mark.parametrize(
     "block",
     [

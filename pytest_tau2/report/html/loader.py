@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from pytest_tau2.errors import Tau2Error
 
@@ -113,6 +113,7 @@ class ScenarioResult(_Lenient):
     # Fields of later versions (trials, tau2's reward, resume and replay of model traffic).
     # Their exact shapes are not fixed yet, so they are read loosely and shown when present.
     trial: int | None = None
+    trials: int | None = None
     tau2_reward: float | None = None
     tau2_reward_breakdown: Any = None
     resumed: Any = None
@@ -120,10 +121,19 @@ class ScenarioResult(_Lenient):
     recording: Any = None
     """``{mode, cassette, replayed_calls, recorded_calls}`` when model calls were recorded or replayed."""
 
+    _of_several_trials: bool = PrivateAttr(default=True)
+    """Set by the loader: False when the run has one trial per scenario (the index is then noise)."""
+
+    @property
+    def shown_trial(self) -> int | None:
+        """The trial index, when the run has several trials of a scenario."""
+        return self.trial if self._of_several_trials else None
+
     @property
     def key(self) -> str:
         """The row identity: the scenario name, with the trial index when trials were run."""
-        return self.scenario if self.trial is None else f"{self.scenario}-t{self.trial}"
+        trial = self.shown_trial
+        return self.scenario if trial is None else f"{self.scenario}-t{trial}"
 
     @property
     def outcome(self) -> str:
@@ -220,7 +230,7 @@ def load_run(path: Path) -> Run:
     path = Path(path)
     if not path.is_dir():
         raise ReportInputError(f"{path}: not a results folder (no such directory)")
-    per_folder = _scan_metrics_files(path)
+    per_folder = _scan_metrics_files(path)  # keyed by (scenario, trial)
     all_metrics = path / ALL_METRICS
     top: dict[str, Any] = {}
     if all_metrics.is_file():
@@ -231,12 +241,14 @@ def load_run(path: Path) -> Run:
         scenarios = [
             parse_scenario(item, f"{all_metrics}: scenarios[{i}]") for i, item in enumerate(raw.get("scenarios", []))
         ]
-        folders = {s.key: per_folder[s.key][1] for s in scenarios if s.key in per_folder}
     elif per_folder:
         scenarios = [result for result, _ in per_folder.values()]
-        folders = {key: folder for key, (_, folder) in per_folder.items()}
     else:
         raise ReportInputError(f"{path}: no {ALL_METRICS} and no */{METRICS}: not a results folder")
+    several = len({s.scenario for s in scenarios}) < len(scenarios) or any((s.trials or 1) > 1 for s in scenarios)
+    for s in scenarios:
+        s._of_several_trials = several
+    folders = {s.key: per_folder[(s.scenario, s.trial)][1] for s in scenarios if (s.scenario, s.trial) in per_folder}
     scenarios.sort(key=lambda s: (s.scenario, s.trial or 0))
     summary = path / SUMMARY
     return Run(
@@ -250,11 +262,11 @@ def load_run(path: Path) -> Run:
     )
 
 
-def _scan_metrics_files(path: Path) -> dict[str, tuple[ScenarioResult, Path]]:
-    found: dict[str, tuple[ScenarioResult, Path]] = {}
+def _scan_metrics_files(path: Path) -> dict[tuple[str, int | None], tuple[ScenarioResult, Path]]:
+    found: dict[tuple[str, int | None], tuple[ScenarioResult, Path]] = {}
     for metrics in sorted(path.glob(f"*/{METRICS}")):
         result = parse_scenario(read_json(metrics), str(metrics))
-        found[result.key] = (result, metrics.parent)
+        found[(result.scenario, result.trial)] = (result, metrics.parent)
     return found
 
 

@@ -190,7 +190,7 @@ def _row(result: ScenarioResult, n_runs: int) -> dict[str, Any]:
         "domain": result.domain or result.scenario.split("__")[0],
         "desc": result.description,
         "tau2_id": result.tau2_id,
-        "trial": result.trial,
+        "trial": result.shown_trial,
         "runs": [None] * n_runs,
     }
 

@@ -165,7 +165,7 @@ def overview(run: Run, label: str) -> Overview:
         models=_models(results),
         data_pins=_distinct([r.data_pin for r in results if r.data_pin]),
         markers={
-            "trials": len({r.trial for r in results if r.trial is not None}),
+            "trials": len({r.shown_trial for r in results if r.shown_trial is not None}),
             "resumed": sum(1 for r in results if "resumed" in r.markers),
             "replayed": sum(1 for r in results if "replayed" in r.markers),
             "recorded": sum(1 for r in results if "recorded" in r.markers),
@@ -307,7 +307,7 @@ def pass_k_curves(run: Run) -> tuple[list[Curve], str, dict[str, Any]]:
         notes: dict[str, Any] = {}
         _find_curves(run.pass_k, [], curves, notes)
         return curves, "all_metrics.json", notes
-    if any(r.trial is not None for r in run.scenarios):
+    if any(r.shown_trial is not None for r in run.scenarios):
         return _computed_curves(run.scenarios), "computed from the trials' results", {}
     return [], "", {}
 
