@@ -112,6 +112,7 @@ def _settings_from_config(config: pytest.Config) -> Settings:
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     values["eval_data_root"] = str(config.rootpath / (values["eval_data_root"] or "data"))
+    values["cassette_dir"] = str(config.rootpath / (values["cassette_dir"] or "cassettes"))
     if values["results_dir"]:
         values["results_dir"] = str(Path(values["results_dir"]).resolve())
     else:
@@ -156,11 +157,20 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"tau2: agent={participants.describe_agent(s)} user={participants.describe_user(s)} "
         f"judge={s.judge_model or 'none (NL assertions skipped)'}",
         f"tau2: results={s.results_dir}",
+        *_recording_header(s),
     ] + (
         ["tau2: --tau2-concurrency is ignored under xdist (-n): each worker runs one scenario at a time"]
         if s.concurrency > 1 and getattr(config.option, "numprocesses", None)
         else []
     )
+
+
+def _recording_header(s: Settings) -> list[str]:
+    if s.recording is None:
+        return []
+    from pytest_tau2.llm.cassette import describe_mode
+
+    return [f"tau2: {describe_mode(s.recording, s.cassette_dir, participants.uses_llm(s))}"]
 
 
 # ---- collection ---------------------------------------------------------------------------------
@@ -334,6 +344,7 @@ def _record(
 ) -> ScenarioOutcome:
     infra = outcome.conversation.error
     infra_text = tau2_context.redact(str(infra)) if infra is not None else None
+    recording = tau2_context.save_cassette()
     metrics = build_metrics(
         outcome,
         models=tau2_context.models(),
@@ -342,6 +353,7 @@ def _record(
         agent_kind=participants.describe_agent(tau2_settings, agent, tau2_context),
         user_kind=participants.describe_user(tau2_settings, user, tau2_context),
         infrastructure_error=infra_text,
+        recording=recording,
     )
     files.write_scenario_results(
         files.scenario_dir(Path(tau2_settings.results_dir), outcome.scenario.name),
@@ -461,6 +473,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     settings = session.config.stash[SETTINGS_KEY]
     if (
         participants.uses_llm(settings)
+        and settings.recording not in ("none", "once")  # a replay may never need litellm
         and not session.config.option.collectonly
         and not _is_controller_of_workers(session.config)
     ):

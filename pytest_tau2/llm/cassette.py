@@ -48,6 +48,7 @@ __all__ = [
     "CassetteMissError",
     "Lookup",
     "cassette_path",
+    "describe_mode",
     "reply_changing_args",
 ]
 
@@ -77,7 +78,7 @@ TRANSPORT_ARGS = frozenset(
     }
 )
 _MAX_DIFF_LINES = 40
-_MAX_DIFF_LINE = 160
+_MAX_DIFF_LINE = 1000  # a policy paragraph is one line; its end may be what changed
 
 
 class CassetteMissError(CassetteError, InfrastructureError):
@@ -86,6 +87,21 @@ class CassetteMissError(CassetteError, InfrastructureError):
     An infrastructure error: the item ends as an *error* (the recording is stale, the agent
     is not at fault) and the rest of the run goes on.
     """
+
+
+MODE_TEXT = {
+    "none": "replay only",
+    "once": "record scenarios without a cassette, replay the others",
+    "new_episodes": "replay what matches, record the rest",
+    "all": "call the models and re-record every cassette",
+}
+
+
+def describe_mode(mode: str, directory: str | Path | None, uses_models: bool = True) -> str:
+    """The run header's line: ``record mode none (replay only) cassettes=DIR``."""
+    if not uses_models:
+        return f"record mode {mode}: no model is configured, nothing to record or replay"
+    return f"record mode {mode} ({MODE_TEXT.get(mode, mode)}) cassettes={directory}"
 
 
 def cassette_path(directory: str | Path, name: str) -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -46,13 +47,17 @@ class Interaction:
     key: str
 
 
+_LINE_END_BLANKS = re.compile(r"[ \t]+(?=\n|\Z)")
+
+
 def match_key(request: Mapping[str, Any], secrets: Iterable[str] = ()) -> str:
     """The identity of a request: a hash of its canonical JSON, credentials masked.
 
     Masking here as well as in the file makes a live request and its recorded (masked) copy
-    hash alike.
+    hash alike. Blanks at line ends do not count: editors and commit hooks strip them from
+    the literal blocks a cassette is written in.
     """
-    text = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(_without_line_end_blanks(request), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(redact(text, secrets).encode("utf-8")).hexdigest()
 
 
@@ -65,8 +70,34 @@ def ordered(value: Any) -> Any:
     return value
 
 
-class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
-    """Safe YAML with multi-line strings as literal blocks (a prompt diff is a line diff)."""
+def _without_line_end_blanks(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LINE_END_BLANKS.sub("", value) if " \n" in value or "\t" in value or value.endswith(" ") else value
+    if isinstance(value, Mapping):
+        return {k: _without_line_end_blanks(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_without_line_end_blanks(v) for v in value]
+    return value
+
+
+class _Dumper(yaml.SafeDumper):  # type: ignore[misc]
+    """Safe YAML with every multi-line string as a literal block (a prompt diff is a line diff).
+
+    PyYAML quotes a multi-line string that has blanks at a line end, which puts a whole prompt
+    on one line (tau2's user-simulator guidelines have such lines). A literal block holds them
+    exactly; only strings with characters a block cannot carry (control characters, other
+    line separators, tabs) stay quoted. (The Python emitter: libyaml's takes no such hint.)
+    """
+
+    def analyze_scalar(self, scalar: str) -> Any:
+        analysis = super().analyze_scalar(scalar)
+        if not analysis.allow_block and "\n" in scalar and all(map(_block_safe, scalar)):
+            analysis.allow_block = True
+        return analysis
+
+
+def _block_safe(char: str) -> bool:
+    return char == "\n" or (char.isprintable() and char not in "\x85\u2028\u2029\ufeff")
 
 
 def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
@@ -140,6 +171,7 @@ def write(path: Path, name: str, calls: list[Interaction]) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would make a committed cassette private to its recorder
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -29,6 +29,7 @@ def build_metrics(
     agent_kind: str,
     user_kind: str,
     infrastructure_error: str | None = None,
+    recording: dict[str, Any] | None = None,
     trial: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     scenario = outcome.scenario
@@ -70,6 +71,7 @@ def build_metrics(
                 {"id": c.id, "signal": str(c.signal), "passed": c.passed, "message": c.message} for c in outcome.checks
             ],
             "token_usage": token_usage,
+            "recording": recording,
             "agent": agent_kind,
             "user": user_kind,
             "models": models,

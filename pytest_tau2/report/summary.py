@@ -84,7 +84,8 @@ def summarize(metrics: Iterable[dict[str, Any]]) -> Summary:
 def _add_tokens(total: dict[str, dict[str, Any]], usage: dict[str, Any]) -> None:
     for side, u in usage.items():
         t = total.setdefault(side, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0})
-        for key in ("calls", "prompt_tokens", "completion_tokens"):
+        t.setdefault("replayed_calls", 0)
+        for key in ("calls", "prompt_tokens", "completion_tokens", "replayed_calls"):
             t[key] += int(u.get(key) or 0)
         if t["cost_usd"] is not None:
             t["cost_usd"] = None if u.get("cost_usd") is None else t["cost_usd"] + u["cost_usd"]
@@ -130,6 +131,7 @@ def render(metrics: list[dict[str, Any]], errored: list[str] | None = None) -> s
             lines.append(
                 f"  {side}: {t['calls']} calls, {t['prompt_tokens']} prompt + {t['completion_tokens']} "
                 f"completion tokens, cost {cost}"
+                + (f" ({t['replayed_calls']} replayed from cassettes, not spent)" if t["replayed_calls"] else "")
             )
     return "\n".join(lines) + "\n"
 

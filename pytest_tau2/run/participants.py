@@ -31,6 +31,7 @@ from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.settings import Settings
 
 if TYPE_CHECKING:
+    from pytest_tau2.llm.cassette import Cassette
     from pytest_tau2.llm.client import ModelConfig, RetryPolicy
     from pytest_tau2.run.pipeline import Judge
 
@@ -241,6 +242,24 @@ class Context:
         return out
 
     @functools.cached_property
+    def cassette(self) -> Cassette | None:
+        """This trial's cassette under ``--tau2-record-mode`` (read once, here), else None."""
+        mode = self.settings.recording
+        if mode is None or not uses_llm(self.settings):
+            return None
+        from pytest_tau2.llm.cassette import Cassette
+
+        return Cassette.open(self.settings.cassette_dir or "cassettes", self.result_name, mode)
+
+    def save_cassette(self) -> dict[str, Any] | None:
+        """Write the cassette if this run recorded calls; what metrics.json says about it (None: off)."""
+        cassette: Cassette | None = self.__dict__.get("cassette")  # None: off, or never opened
+        if cassette is None:
+            return None
+        cassette.save()
+        return cassette.stats()
+
+    @functools.cached_property
     def secrets(self) -> list[str]:
         """Credential strings of the configured models (never numbers such as ``max_tokens``)."""
         found: list[str] = []
@@ -339,7 +358,7 @@ def make_judge(ctx: Context) -> Judge | None:
         return None
     from pytest_tau2.scoring.judge import LLMJudge
 
-    judge = LLMJudge(config, ctx.retry_policy(), ctx.usage)
+    judge = LLMJudge(config, ctx.retry_policy(), ctx.usage, cassette=ctx.cassette)
     ctx.built.append(judge)
     return judge
 
@@ -382,7 +401,7 @@ def _validate_websocket(settings: Settings, argument: str | None) -> None:
 def _litellm_agent(ctx: Context, argument: str | None) -> Participant:
     from pytest_tau2.conversation.llm_participants import LiteLLMAgent
 
-    return LiteLLMAgent(ctx.required_model("agent"), ctx.retry_policy(), ctx.usage)
+    return LiteLLMAgent(ctx.required_model("agent"), ctx.retry_policy(), ctx.usage, cassette=ctx.cassette)
 
 
 def _scripted(ctx: Context, argument: str | None) -> Participant:
@@ -397,7 +416,7 @@ def _scripted(ctx: Context, argument: str | None) -> Participant:
 def _litellm_user(ctx: Context, argument: str | None) -> Participant:
     from pytest_tau2.conversation.llm_participants import LiteLLMUser
 
-    return LiteLLMUser(ctx.required_model("user"), ctx.retry_policy(), ctx.usage)
+    return LiteLLMUser(ctx.required_model("user"), ctx.retry_policy(), ctx.usage, cassette=ctx.cassette)
 
 
 for _kind in (

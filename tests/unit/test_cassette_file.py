@@ -76,6 +76,32 @@ def test_requests_are_stored_once_and_read_back_whole(tmp_path: Path) -> None:
     assert entry["request"]["messages"] == [{"role": "user", "content": "turn 6"}]
 
 
+def test_a_prompt_with_blanks_at_line_ends_is_still_a_literal_block(tmp_path: Path) -> None:
+    prompt = "# Guidelines \nBe brief.  \n  indented\nlast line "
+    tabbed = "a tab\there\nstays quoted"
+    path = tmp_path / "c.yaml"
+    messages = [{"role": "system", "content": prompt}, {"role": "user", "content": tabbed}]
+
+    write(path, "x__1", [_interaction("user", 1, _request(messages))])
+
+    text = path.read_text("utf-8")
+    assert "content: |-\n        # Guidelines \n        Be brief.  \n          indented\n" in text  # line for line
+    assert 'content: "a tab\\there\\nstays quoted"' in text
+    assert load(path)[0].request["messages"] == messages
+
+
+def test_a_hook_that_strips_line_end_blanks_does_not_break_matching(tmp_path: Path) -> None:
+    prompt = "Policy line one.   \nPolicy line two.\t\nEnd. "
+    request = _request([{"role": "system", "content": prompt}])
+    path = tmp_path / "c.yaml"
+    write(path, "x__1", [_interaction("agent", 1, request)])
+
+    path.write_text("\n".join(line.rstrip() for line in path.read_text("utf-8").splitlines()) + "\n", "utf-8")
+
+    assert load(path)[0].key == match_key(request)
+    assert match_key(request) != match_key(_request([{"role": "system", "content": "Policy line one. Changed."}]))
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
