@@ -342,6 +342,7 @@ def main() -> None:
         "targets": {"report_mb": TARGET_MB, "usable_ms": TARGET_USABLE_MS},
         "met": {"size": size_mb < TARGET_MB, "usable": medians["usable"] < TARGET_USABLE_MS},
         "machine": f"{os.cpu_count()} CPUs, Python {platform.python_version()}",
+        "load_average_1min": round(os.getloadavg()[0], 1),
         "chromium": chromium(),
         "date": time.strftime("%Y-%m-%d %H:%M"),
     }
@@ -387,7 +388,8 @@ def _markdown(r: dict[str, Any]) -> str:
         "# HTML report at telecom scale",
         "",
         f"`python bench/bench_report.py --runs {r['runs']}` on {r['machine']}, {r['date']}; headless "
-        f"{r['chromium']}. Times are medians of {r['runs']} fresh page loads, in ms since navigation start.",
+        f"{r['chromium']}, load average {r['load_average_1min']} at the end (other work shared the 2 cores). "
+        f"Times are medians of {r['runs']} fresh page loads, in ms since navigation start.",
         "",
         f"Input: a synthetic results folder of all {r['scenarios']} telecom tasks shaped like a gpt-4.1 run "
         f"({r['outcomes']['passed']} passed, {r['outcomes']['failed']} failed, {r['outcomes']['error']} "
