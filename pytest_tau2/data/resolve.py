@@ -16,6 +16,7 @@ from typing import Any
 import platformdirs
 
 from pytest_tau2.data.manifest import DOMAIN_FILES, MANIFEST, PIN_COMMIT, PIN_SOURCE
+from pytest_tau2.data.parsing import check_syntax
 from pytest_tau2.errors import DataError, DataPathError
 
 ENV_DATA_DIR = "TAU2_DATA_DIR"
@@ -182,6 +183,11 @@ def _verify_uncached(root: Path, domain: str, allow_unpinned: bool) -> DataPin:
     missing = len(problems) - mismatches
     if missing or (mismatches and not allow_unpinned):
         raise DataError(_mismatch_message(root, domain, problems, allow_unpinned))
+    for relative, sha in found.items():
+        if sha != MANIFEST[relative][0]:
+            # A changed file is accepted, a broken one is not: refused here, once for the
+            # domain, rather than as one parse error per scenario that reads it.
+            check_syntax(root / relative, f"{CLI_ALLOW_UNPINNED} accepts changed data files, not unparseable ones")
     return DataPin(root=root, commit=PIN_COMMIT, source=PIN_SOURCE, pinned=mismatches == 0, files=found)
 
 

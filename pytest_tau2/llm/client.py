@@ -16,6 +16,15 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from pytest_tau2.errors import InfrastructureError
+from pytest_tau2.llm.faults import (
+    GIVE_UP_AFTER,
+    STREAKS,
+    MalformedReplyError,
+    is_credentials_error,
+    is_malformed,
+    is_refused,
+    reset_failure_streaks,
+)
 from pytest_tau2.llm.secrets import SecretDict, mask_args, mask_json_text, redact, secret_items
 
 if TYPE_CHECKING:
@@ -218,19 +227,8 @@ def _retryable_types(litellm: ModuleType) -> tuple[type[BaseException], ...]:
     return (*found, asyncio.TimeoutError, ConnectionError)
 
 
-def _is_credentials_error(exc: BaseException) -> bool:
-    """Missing or rejected credentials: retrying, or running the next scenario, cannot help.
-
-    litellm reports a missing key as a 500 ("Missing credentials"), so the status alone is not
-    enough.
-    """
-    status = getattr(exc, "status_code", None)
-    text = str(exc).lower()
-    return status in (401, 403) or "missing credentials" in text or "api_key client option must be set" in text
-
-
 def _is_retryable(exc: BaseException, litellm: ModuleType) -> bool:
-    if _is_credentials_error(exc):
+    if is_credentials_error(exc):
         return False
     if isinstance(exc, MalformedReplyError):
         return True  # a proxy or provider hiccup, like a 5xx
@@ -286,7 +284,7 @@ async def acomplete(
                 raise _infrastructure_error(config, attempt, exc, litellm) from None
             await asyncio.sleep(_retry_delay(policy, attempt, exc))
             continue
-        _STREAKS.succeeded(config)
+        STREAKS.succeeded(config)
         if usage is not None:
             usage.record(side, completion)
         if cassette is not None and lookup is not None:
@@ -355,75 +353,10 @@ def _error_text(config: ModelConfig, exc: BaseException) -> str:
     return redact(text, config.secrets())
 
 
-# Messages of litellm errors raised for a 200 reply whose body is not a chat completion.
-_MALFORMED_MARKERS = ("Invalid response object", "Expecting value", "is not a list", "JSONDecodeError")
-
-GIVE_UP_AFTER = 3
-"""Calls in a row to one model endpoint that fail after every retry before the run stops.
-
-A model that answers 500 (or times out) on every attempt would otherwise cost each remaining
-scenario its full retry budget (~4.5 s with the defaults); three in a row say it is down.
-"""
-
-
-class MalformedReplyError(Exception):
-    """A reply the provider sent with HTTP 200 that is not a usable chat completion (retried)."""
-
-
-def _is_malformed(exc: BaseException) -> bool:
-    return isinstance(exc, MalformedReplyError) or any(marker in str(exc) for marker in _MALFORMED_MARKERS)
-
-
-def _is_refused(exc: BaseException) -> bool:
-    """Whether the call failed because nothing listens at the endpoint (connection refused)."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, ConnectionRefusedError):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
-
-
-class _FailureStreaks:
-    """Per model endpoint: how many calls in a row failed after every retry (a success resets it)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._counts: dict[tuple[str, str], int] = {}
-
-    @staticmethod
-    def _key(config: ModelConfig) -> tuple[str, str]:
-        return config.model, str(config.args.get("api_base") or config.args.get("base_url") or "")
-
-    def failed(self, config: ModelConfig) -> int:
-        with self._lock:
-            key = self._key(config)
-            self._counts[key] = self._counts.get(key, 0) + 1
-            return self._counts[key]
-
-    def succeeded(self, config: ModelConfig) -> None:
-        with self._lock:
-            self._counts.pop(self._key(config), None)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._counts.clear()
-
-
-_STREAKS = _FailureStreaks()
-
-
-def reset_failure_streaks() -> None:
-    """Forget the failure streaks of this process (between independent runs in one process)."""
-    _STREAKS.clear()
-
-
 def _infrastructure_error(
     config: ModelConfig, attempts: int, exc: BaseException, litellm: ModuleType
 ) -> InfrastructureError:
-    if _is_malformed(exc):
+    if is_malformed(exc):
         kind = "malformed reply"
     else:
         kind = "transport error" if attempts > 1 else "error"
@@ -433,12 +366,12 @@ def _infrastructure_error(
         f"(last {kind}: {_error_text(config, exc)}). Check the model name, "
         f"api_base and credentials, or raise the retry/timeout settings."
     )
-    if _is_credentials_error(exc):
+    if is_credentials_error(exc):
         return InfrastructureError(message, fatal=True)
     stop = None
     if _is_retryable(exc, litellm):  # a transport failure that outlived every retry
-        streak = _STREAKS.failed(config)
-        if _is_refused(exc):
+        streak = STREAKS.failed(config)
+        if is_refused(exc):
             stop = "nothing accepts connections at the model's address (connection refused)"
         elif streak >= GIVE_UP_AFTER:
             stop = f"{streak} calls in a row to this model failed after every retry"

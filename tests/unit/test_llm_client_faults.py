@@ -15,7 +15,7 @@ import pytest
 
 from pytest_tau2.errors import InfrastructureError
 from pytest_tau2.llm import Completion, ModelConfig, RetryPolicy, aclose, acomplete, redact
-from pytest_tau2.llm.client import GIVE_UP_AFTER, reset_failure_streaks
+from pytest_tau2.llm.faults import GIVE_UP_AFTER, reset_failure_streaks
 from pytest_tau2.llm.secrets import SecretDict, mask_json_text, mask_url, secrets_in_json
 from tests.support import fixtures
 from tests.support.fake_openai import FakeOpenAIServer, error, raw, sequence, text

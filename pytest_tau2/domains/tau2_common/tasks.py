@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import functools
 import gc
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pytest_tau2.data.parsing import parsed, read_json
 from pytest_tau2.data.resolve import DataPin, resolve_data_dir, verify
 
 
@@ -24,8 +24,7 @@ def tau2_data_root(settings: Any, domain: str) -> Path:
 
 @functools.cache
 def _read_json(path: Path) -> Any:
-    with path.open("rb") as fh:
-        return json.load(fh)
+    return read_json(path)  # a DataError naming the file and line when it does not parse
 
 
 def load_split_ids(root: Path, domain: str) -> dict[str, list[str]]:
@@ -51,7 +50,7 @@ def cached_db(path: Path, reader: Callable[[Path], Any]) -> Any:
     the whole process and would otherwise be re-scanned by every collection.
     """
     if path not in _DBS:
-        _DBS[path] = reader(path)
+        _DBS[path] = parsed(path, reader)  # a DataError naming the file and line when it does not parse
         gc.collect()
         gc.freeze()
     return _DBS[path]
