@@ -8,14 +8,13 @@ defined, so a scenario that cannot be scored is a collection error naming the cl
 from __future__ import annotations
 
 import functools
-import json
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pytest_tau2.errors import ScenarioDefinitionError
+from pytest_tau2.data.parsing import read_json, read_toml
+from pytest_tau2.errors import DataError, ScenarioDefinitionError
 from pytest_tau2.scenario.model import Actions, Persona, Resources, Task
 from pytest_tau2.scoring.signals import SIGNALS, SignalKey, SuccessSignal
 
@@ -234,10 +233,8 @@ def render_prompt(persona: Persona, task: Task, actions: Actions, resources: Res
 
 @functools.cache
 def _read_cached(path: Path) -> Any:
-    with path.open("rb") as fh:
-        if path.suffix == ".toml":
-            return tomllib.load(fh)
-        return json.load(fh)
+    # A file that does not parse is a DataError naming it and the line, not a bare JSONDecodeError.
+    return read_toml(path) if path.suffix == ".toml" else read_json(path)
 
 
 def read_db_file(path: Path) -> Any:
@@ -252,13 +249,37 @@ def _lookup_class_attr(cls: type, attr: str) -> Any:
     return None
 
 
-def _check_signals(cls: type, signals: Any) -> None:
+def _check_signals(cls: type, signals: Any, source: str = "has") -> None:
     valid = isinstance(signals, (tuple, list)) and signals and all(_is_signal(s) for s in signals)
     if not valid:
         raise ScenarioDefinitionError(
-            f"scenario class {_qualname(cls)} has success_signals={signals!r}; expected a non-empty "
+            f"scenario class {_qualname(cls)} {source} success_signals={signals!r}; expected a non-empty "
             "sequence of SuccessSignal members (or the .signal of specs added with register_signal)"
         )
+
+
+def check_success_signals(scenario: Scenario) -> None:
+    """Resolve a scenario's success signals now and refuse a bad value, naming the class.
+
+    A ClassVar is checked when the class is defined; a property can only be read on an instance
+    (bound to the run's settings when it reads task data). The plugin calls this at collection
+    for every selected scenario, so a property returning ``()`` or a plain string is a
+    collection error rather than a verdict of N/A after the conversation ran.
+    """
+    cls = type(scenario)
+    resolved = _lookup_class_attr(cls, "success_signals")
+    if not isinstance(resolved, (property, functools.cached_property)) and not callable(resolved):
+        return  # a plain value: checked when the class was defined
+    try:
+        signals = scenario.success_signals
+    except DataError:
+        raise  # the data's problem, reported as such
+    except Exception as exc:
+        raise ScenarioDefinitionError(
+            f"scenario class {_qualname(cls)} (name {cls.name!r}): reading its success_signals property "
+            f"raised {type(exc).__name__}: {exc}"
+        ) from exc
+    _check_signals(cls, signals, "(name " + repr(cls.name) + "): its success_signals property returned")
 
 
 def _is_signal(value: Any) -> bool:
