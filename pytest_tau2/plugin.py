@@ -8,39 +8,40 @@ and aggregates results. A scenario is a parametrized test function (``test_scena
 
 from __future__ import annotations
 
-import asyncio
 import datetime as _dt
 import difflib
 import fnmatch
 import itertools
-import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 import pytest
 
-from pytest_tau2.conversation.protocol import Participant
-from pytest_tau2.errors import InfrastructureError, ScenarioNotApplicable, SettingsError, Tau2Error
-from pytest_tau2.report import files
-from pytest_tau2.report.metrics import build_metrics
+from pytest_tau2.errors import SettingsError
+from pytest_tau2.items import (  # noqa: F401  (fixtures and the test function are found on this module)
+    CATALOG_KEY,
+    PARAM,
+    PREFETCH_KEY,
+    SAVED_KEY,
+    SETTINGS_KEY,
+    _scenario_name,
+    pytest_runtest_makereport,
+    tau2_agent,
+    tau2_context,
+    tau2_judge,
+    tau2_outcome,
+    tau2_scenario,
+    tau2_settings,
+    tau2_user,
+    test_scenario,
+)
+from pytest_tau2.report.run_folder import RunFolder, RunFolderError
 from pytest_tau2.run import participants
-from pytest_tau2.run.agent_side import ProvidesAgentSide
-from pytest_tau2.run.outcome import ScenarioOutcome
-from pytest_tau2.run.pipeline import Judge, run_scenario
 from pytest_tau2.run_report import SCENARIO_PROPERTY, RunReport
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scenario.registry import all_scenarios
-from pytest_tau2.scoring.signals import signal_specs
 from pytest_tau2.settings import OPTIONS, Settings, resolve
 
-if TYPE_CHECKING:
-    from pytest_tau2.run.prefetch import Prefetcher
-
-T = TypeVar("T")
-SETTINGS_KEY = pytest.StashKey[Settings]()
-CATALOG_KEY = pytest.StashKey["ScenarioCatalog"]()
-PARAM = "tau2_scenario_name"
 MARKERS = {
     "tau2": "a pytest-tau2 evaluation scenario",
     "tau2_split_train": "tau2 task in the upstream train split",
@@ -113,6 +114,11 @@ def _settings_from_config(config: pytest.Config) -> Settings:
         raise pytest.UsageError(str(exc)) from None
     values["eval_data_root"] = str(config.rootpath / (values["eval_data_root"] or "data"))
     values["cassette_dir"] = str(config.rootpath / (values["cassette_dir"] or "cassettes"))
+    if values["resume"]:
+        resume = Path(values["resume"]).resolve()
+        if values["results_dir"] and Path(values["results_dir"]).resolve() != resume:
+            raise pytest.UsageError("--tau2-resume DIR continues the run in DIR: leave out --tau2-results-dir")
+        values["results_dir"] = values["resume"] = str(resume)
     if values["results_dir"]:
         values["results_dir"] = str(Path(values["results_dir"]).resolve())
     else:
@@ -136,19 +142,44 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         _check_separated_path_options(config)
         config.stash[SETTINGS_KEY] = _settings_from_config(config)
-    config.stash[CATALOG_KEY] = ScenarioCatalog(config.stash[SETTINGS_KEY])
+    settings = config.stash[SETTINGS_KEY]
+    config.stash[CATALOG_KEY] = ScenarioCatalog(settings)
+    folder = None
+    if workerinput is not None:
+        config.stash[SAVED_KEY] = dict(workerinput.get("tau2_saved") or {})
+    elif _runs_scenarios(config):
+        # The process that owns the results folder checks and locks it before anything runs.
+        folder = RunFolder(Path(settings.results_dir), settings)
+        try:
+            folder.open()
+        except RunFolderError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        config.stash[SAVED_KEY] = folder.saved
     config.pluginmanager.register(
-        RunReport(Path(config.stash[SETTINGS_KEY].results_dir), is_worker=_is_worker(config)), "tau2-run-report"
+        RunReport(Path(settings.results_dir), is_worker=_is_worker(config), folder=folder), "tau2-run-report"
     )
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(), "tau2-xdist")
 
 
+def _runs_scenarios(config: pytest.Config) -> bool:
+    """False for invocations that only list or explain (--collect-only, --help, --fixtures, --markers)."""
+    option = config.option
+    return not any(getattr(option, name, False) for name in ("collectonly", "help", "showfixtures", "markers"))
+
+
 class _XdistHooks:
-    """Ship the controller's settings (one results dir for the whole run) to every worker."""
+    """Ship the controller's settings (one results dir for the whole run) and, when resuming,
+    the saved results to every worker: workers never read or write the results folder."""
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["tau2_settings"] = node.config.stash[SETTINGS_KEY].to_dict()
+        node.workerinput["tau2_saved"] = node.config.stash.get(SAVED_KEY, {})
+
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        report = node.config.pluginmanager.get_plugin("tau2-run-report")
+        if isinstance(report, RunReport):
+            report.worker_collected(ids)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -218,223 +249,7 @@ class ScenarioCatalog:
         return self.get(name)().bind(self.settings)
 
 
-# ---- fixtures -----------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def tau2_settings(pytestconfig: pytest.Config) -> Settings:
-    """The resolved ``--tau2-*`` settings of this run."""
-    return pytestconfig.stash[SETTINGS_KEY]
-
-
-@pytest.fixture
-def tau2_scenario(tau2_scenario_name: str, pytestconfig: pytest.Config) -> Scenario:
-    """The scenario instance under test."""
-    catalog = pytestconfig.stash[CATALOG_KEY]
-    return _or_fail(tau2_scenario_name, lambda: catalog.instance(tau2_scenario_name))
-
-
-def _or_fail(name: str, build: Callable[[], T]) -> T:
-    """Run ``build``; show a plugin error (bad data, bad scenario) as its message, not a traceback."""
-    message = None
-    skip = None
-    try:
-        return build()
-    except ScenarioNotApplicable as exc:
-        skip = str(exc)
-    except Tau2Error as exc:
-        message = f"{name}: {type(exc).__name__}: {exc}"
-    if skip is not None:
-        pytest.skip(skip)
-    # Failing outside the except block keeps pytest from printing "during handling..." chains.
-    pytest.fail(message or f"{name}: failed", pytrace=False)
-
-
-@pytest.fixture
-def tau2_context(tau2_scenario: Scenario, tau2_settings: Settings) -> participants.Context:
-    """What the built-in participants share: the scenario, its gold plan, usage meter, settings."""
-    return _or_fail(tau2_scenario.name, lambda: participants.Context.for_scenario(tau2_scenario, tau2_settings))
-
-
-@pytest.fixture
-def tau2_agent(tau2_context: participants.Context) -> Participant | ProvidesAgentSide:
-    """The agent under test. Override in conftest.py to evaluate your own Python agent."""
-    return _or_fail(tau2_context.scenario.name, lambda: participants.make_agent(tau2_context))
-
-
-@pytest.fixture
-def tau2_user(tau2_context: participants.Context) -> Participant:
-    """The simulated user. Override in conftest.py for a custom user simulator."""
-    return _or_fail(tau2_context.scenario.name, lambda: participants.make_user(tau2_context))
-
-
-@pytest.fixture
-def tau2_judge(tau2_context: participants.Context) -> Judge | None:
-    """The NL-assertion judge, or None when no judge model is configured."""
-    return participants.make_judge(tau2_context)
-
-
-@pytest.fixture
-def tau2_outcome(
-    request: pytest.FixtureRequest,
-    tau2_scenario: Scenario,
-    tau2_context: participants.Context,
-    tau2_agent: Participant | ProvidesAgentSide,
-    tau2_user: Participant,
-    tau2_judge: Judge | None,
-    tau2_settings: Settings,
-) -> ScenarioOutcome:
-    """Run the scenario (setup phase: an infrastructure failure makes the item an *error*)."""
-    node = request.node
-
-    def record_property(name: str, value: object) -> None:
-        # Same as pytest's record_property fixture, minus its warning under the default xunit2
-        # family: JUnit consumers read these properties whatever the family.
-        node.user_properties.append((name, value))
-
-    built = (tau2_agent, tau2_user, tau2_judge)
-    prefetcher = _prefetcher(request, tau2_settings, all(p is None or tau2_context.built_here(p) for p in built))
-    if prefetcher is not None:
-        taken = _or_fail(tau2_scenario.name, lambda: prefetcher.take(tau2_scenario.name))
-        tau2_scenario, tau2_context = taken.scenario, taken.context
-        run: Callable[[], ScenarioOutcome] = taken.future.result
-    else:
-
-        def run() -> ScenarioOutcome:
-            return asyncio.run(_run(tau2_scenario, tau2_agent, tau2_user, tau2_judge, tau2_settings))
-
-    return _or_fail(
-        tau2_scenario.name,
-        lambda: _record(run(), tau2_agent, tau2_user, tau2_context, tau2_settings, record_property, request.session),
-    )
-
-
-PREFETCH_KEY = pytest.StashKey["Prefetcher"]()
-
-
-def _prefetcher(request: pytest.FixtureRequest, settings: Settings, all_builtin: bool) -> Prefetcher | None:
-    """The process's Prefetcher when --tau2-concurrency applies to this item, else None."""
-    if settings.concurrency <= 1 or _is_worker(request.config):
-        return None
-    if not all_builtin:
-        return None  # an overridden participant fixture: only the item's own fixtures can build it
-    prefetcher = request.config.stash.get(PREFETCH_KEY, None)
-    if prefetcher is None:
-        from pytest_tau2.run.prefetch import Prefetcher
-
-        names = [name for name in map(_scenario_name, request.session.items) if name is not None]
-        prefetcher = Prefetcher(
-            names,
-            settings.concurrency,
-            settings,
-            request.config.stash[CATALOG_KEY].instance,
-        )
-        request.config.stash[PREFETCH_KEY] = prefetcher
-    return prefetcher
-
-
-def _record(
-    outcome: ScenarioOutcome,
-    agent: object,
-    user: object,
-    tau2_context: participants.Context,
-    tau2_settings: Settings,
-    record_property: Any,
-    session: pytest.Session | None = None,
-) -> ScenarioOutcome:
-    infra = outcome.conversation.error
-    infra_text = tau2_context.redact(str(infra)) if infra is not None else None
-    recording = tau2_context.save_cassette()
-    metrics = build_metrics(
-        outcome,
-        models=tau2_context.models(),
-        data_pin=tau2_context.data_pin(),
-        token_usage=tau2_context.usage.to_dict(),
-        agent_kind=participants.describe_agent(tau2_settings, agent, tau2_context),
-        user_kind=participants.describe_user(tau2_settings, user, tau2_context),
-        infrastructure_error=infra_text,
-        recording=recording,
-    )
-    files.write_scenario_results(
-        files.scenario_dir(Path(tau2_settings.results_dir), outcome.scenario.name),
-        outcome,
-        metrics,
-        metadata=tau2_context.metadata(),
-        tool_schemas=tau2_context.tool_schemas(),
-        save_db=tau2_settings.save_db,
-        redact=tau2_context.redact_data,
-    )
-    for key in ("is_successful", "stop_reason", "stalled", "agent_turns"):
-        record_property(key, _prop(metrics[key]))
-    for spec in signal_specs():
-        record_property(spec.metric, _prop(metrics[spec.metric]))
-    if infra_text is not None:
-        record_property("infrastructure_error", infra_text)
-        if getattr(infra, "fatal", False) and session is not None:
-            # Every later scenario would fail the same way (e.g. no API key): stop the run here.
-            session.shouldstop = f"stopping the run: {infra_text}"
-        raise InfrastructureError(f"infrastructure error, not an agent failure: {infra_text}")
-    return outcome
-
-
-async def _run(
-    scenario: Scenario,
-    agent: Participant | ProvidesAgentSide,
-    user: Participant,
-    judge: Judge | None,
-    settings: Settings,
-) -> ScenarioOutcome:
-    """One scenario on this item's own event loop."""
-    try:
-        return await run_scenario(scenario, agent=agent, user=user, settings=settings, judge=judge)
-    finally:
-        if participants.uses_llm(settings):
-            from pytest_tau2.llm.client import aclose
-
-            await aclose()  # litellm caches one HTTP client per event loop; this loop ends here
-
-
-def _prop(value: Any) -> str:
-    if value is None:
-        return "N/A"
-    return json.dumps(value) if not isinstance(value, str) else value
-
-
-# ---- the test function ----------------------------------------------------------------------------
-
-
-def test_scenario(tau2_outcome: ScenarioOutcome, subtests: Any, tau2_settings: Settings) -> None:
-    """One evaluation scenario; each check is a sub-result."""
-    outcome = tau2_outcome
-    for check in outcome.checks:
-        if check.signal not in tuple(outcome.scenario.success_signals):
-            continue  # excluded signals are saved in metrics.json, never gate
-        with subtests.test(msg=check.id):
-            if check.passed is None:
-                pytest.skip(check.message)
-            if not check.passed:
-                pytest.fail(check.message or f"{check.id} failed", pytrace=False)
-    if outcome.stalled:
-        pytest.fail(
-            f"stalled: {outcome.conversation.agent_turns} agent turns, fewer than "
-            f"--tau2-min-agent-turns {tau2_settings.min_agent_turns}",
-            pytrace=False,
-        )
-    verdict = outcome.is_successful
-    if verdict == "N/A":
-        pytest.skip("no applicable success signal: " + ", ".join(outcome.verdict.not_applicable))
-    if verdict is not True and not outcome.verdict.failed:
-        pytest.fail(f"is_successful is {verdict!r} (scenario's compute_is_successful)", pytrace=False)
-
-
 # ---- run summary ----------------------------------------------------------------------------------
-
-
-def _scenario_name(item: pytest.Item) -> str | None:
-    callspec = getattr(item, "callspec", None)
-    if callspec is None or PARAM not in callspec.params:
-        return None
-    return str(callspec.params[PARAM])
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

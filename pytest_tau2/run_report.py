@@ -1,66 +1,155 @@
-"""The run-level report: which scenarios ran, then all_metrics.json, all_summary.txt and the
-terminal summary, written once per run (by the xdist controller when there are workers).
+"""The run-level report, written by the process that owns the results folder (the xdist
+controller when there are workers) from THIS run's reports only.
 
-A plugin object registered per pytest config, so no state lives in module globals. The
-scenario names come from report properties, which xdist ships from the workers; the metrics
-themselves are read back from each scenario's metrics.json in the shared results folder.
+Each scenario item's setup report carries its result payload (``report.tau2_result``: the
+scenario's files and metrics; xdist serializes it from the workers). This object writes each
+scenario's files as its report arrives, then all_metrics.json, all_summary.txt, report.html and
+the terminal summary. A scenario that started but left no result (bad data, a crashed worker,
+an interrupt) is still counted, as an error with its reason: items run == entries in
+all_metrics.json == JUnit testcases.
 """
 
 from __future__ import annotations
 
-import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_tau2.report import files
+from pytest_tau2.report.run_folder import RunFolder
 from pytest_tau2.report.summary import render
 
 SCENARIO_PROPERTY = "tau2_scenario"
+_ITEM_ID = re.compile(r"::test_scenario\[(?P<id>.+)\]$")
 
 
 class RunReport:
-    def __init__(self, results_dir: Path, *, is_worker: bool) -> None:
+    def __init__(self, results_dir: Path, *, is_worker: bool, folder: RunFolder | None = None) -> None:
         self.results_dir = results_dir
         self.is_worker = is_worker
-        self.names: list[str] = []
+        self.folder = folder
+        self.started: dict[str, str] = {}
+        """nodeid -> result folder of every scenario item that started, in start order."""
+        self.results: dict[str, dict[str, Any]] = {}
+        """nodeid -> the metrics of its result."""
+        self.errors: dict[str, dict[str, Any]] = {}
+        """nodeid -> ``{scenario, nodeid, reason}`` for items that ended without a result."""
+        self.selected = 0
+        self.interrupted: str | None = None
+        self.write_failures: list[str] = []
+        self.session: pytest.Session | None = None
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+
+    # ---- collecting this run's results --------------------------------------------------------
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.selected = len(session.items)
+
+    def worker_collected(self, ids: list[str]) -> None:
+        """Called by the xdist hooks: how many scenario items the run selected."""
+        self.selected = max(self.selected, sum(1 for nodeid in ids if _ITEM_ID.search(nodeid)))
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        match = _ITEM_ID.search(nodeid)
+        if match is not None:
+            self.started.setdefault(nodeid, match["id"])
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when not in ("setup", "call"):
+        if self.is_worker:
             return
-        if report.when == "setup" and report.skipped:
-            return  # skipped before running (e.g. not in the replay file): not part of the results
-        for key, value in report.user_properties:
-            if key == SCENARIO_PROPERTY and str(value) not in self.names:
-                self.names.append(str(value))
+        match = _ITEM_ID.search(report.nodeid)
+        if match is None:
+            return
+        payload = getattr(report, "tau2_result", None)
+        if payload:
+            self._write(report.nodeid, payload)
+        elif report.when == "setup" and report.skipped and report.nodeid not in self.results:
+            self.started.pop(report.nodeid, None)  # not applicable (e.g. not in the replay file)
+        elif report.failed and report.nodeid not in self.results and report.nodeid not in self.errors:
+            self.errors[report.nodeid] = {
+                "scenario": self.started.get(report.nodeid, match["id"]),
+                "nodeid": report.nodeid,
+                "reason": _reason(report),
+            }
 
-    def collected(self) -> tuple[list[dict[str, Any]], list[str]]:
-        """Metrics of every scenario reported in this run, and the names that left none (errors)."""
-        out, missing = [], []
-        for name in sorted(set(self.names)):
-            path = self.results_dir / name / "metrics.json"
-            if path.exists():
-                out.append(json.loads(path.read_text("utf-8")))
-            else:
-                missing.append(name)
-        return out, missing
+    def _write(self, nodeid: str, payload: dict[str, Any]) -> None:
+        self.results[nodeid] = payload["metrics"]
+        self.errors.pop(nodeid, None)
+        try:
+            files.write_payload(self.results_dir, payload)
+        except OSError as exc:  # the folder was checked at start; a full disk must not lose the rest
+            self.write_failures.append(f"{payload['folder']}: {exc}")
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+        self.interrupted = "interrupted (Ctrl-C)"
+
+    # ---- the run's files -------------------------------------------------------------------------
+
+    def entries(self, session: pytest.Session | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """This run's metrics, and the scenarios that left no result (with the reason)."""
+        errors = dict(self.errors)
+        for nodeid, folder in self.started.items():
+            if nodeid not in self.results and nodeid not in errors:
+                reason = self.interrupted or "the run stopped before this scenario finished"
+                errors[nodeid] = {"scenario": folder, "nodeid": nodeid, "reason": reason}
+        metrics = [self.results[n] for n in sorted(self.results, key=lambda n: self.started.get(n, n) + "\0" + n)]
+        return metrics, sorted(errors.values(), key=lambda e: e["scenario"])
+
+    def _text(self, session: pytest.Session) -> str:
+        metrics, errors = self.entries(session)
+        text = render(metrics, [e["scenario"] for e in errors], {e["scenario"]: e["reason"] for e in errors})
+        done = len(metrics) + len(errors)
+        stop = self.interrupted or (str(session.shouldstop) if session.shouldstop else None)
+        if stop is None and session.shouldfail:
+            stop = str(session.shouldfail)  # -x / --maxfail
+        if stop is not None and done < max(self.selected, done):
+            text = f"Interrupted after {done} of {self.selected} scenarios: {stop}\n" + text
+        resumed = sum(1 for m in metrics if m.get("resumed"))
+        if resumed:
+            text += f"\n{resumed} of {len(metrics)} results resumed from the saved run (not run again)\n"
+        if self.folder is not None and self.folder.moved:
+            text += f"Leftovers of unfinished scenarios moved aside: {', '.join(self.folder.moved)}\n"
+        return text
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.is_worker or not self.names:
+        if self.is_worker or not self.started:
             return
-        metrics, missing = self.collected()
-        files.write_json(
-            self.results_dir / "all_metrics.json", {"scenarios": metrics, "errors_without_result": missing}
-        )
-        files.write_text(self.results_dir / "all_summary.txt", render(metrics, missing))
+        metrics, errors = self.entries(session)
+        files.write_json(self.results_dir / "all_metrics.json", {"scenarios": metrics, "errors_without_result": errors})
+        files.write_text(self.results_dir / "all_summary.txt", self._text(session))
+        try:
+            from pytest_tau2.report.html import write_report
+
+            write_report([self.results_dir], self.results_dir / "report.html")
+        except Exception as exc:  # the report is a view: never lose the run over it
+            self.write_failures.append(f"report.html: {type(exc).__name__}: {exc}")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.is_worker or not self.names:
+        if self.is_worker or not self.started or self.session is None:
             return
-        metrics, missing = self.collected()
         terminalreporter.section("tau2 summary")
-        for line in render(metrics, missing).rstrip().splitlines():
+        for line in self._text(self.session).rstrip().splitlines():
             terminalreporter.write_line(line)
+        for failure in self.write_failures:
+            terminalreporter.write_line(f"warning: could not write {failure}", yellow=True)
         terminalreporter.write_line(f"results: {self.results_dir}")
+
+    def pytest_unconfigure(self) -> None:
+        if self.folder is not None:
+            self.folder.close()
+
+
+def _reason(report: pytest.TestReport) -> str:
+    """The last meaningful line of a failure (the error message, a crashed worker's note)."""
+    text = (report.longreprtext or "").strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if line.startswith("E "):
+            return line[2:].strip()[:500]
+    return (lines[-1] if lines else f"{report.when} failed")[:500]

@@ -84,6 +84,12 @@ OPTIONS: tuple[Option, ...] = (
         env="TAU2_EVAL_DATA_ROOT",
     ),
     Option("results_dir", "Run directory for metrics and transcripts (default: tau2-results/<timestamp>).", None),
+    Option(
+        "resume",
+        "Continue the run in this results folder: scenarios with a complete saved result are reported from "
+        "it, the rest run (docs/faults.md).",
+        None,
+    ),
     Option("save_db", "Also write final_db.json (and final_user_db.json) per scenario.", False, "bool"),
     Option("min_agent_turns", "A scenario with fewer agent turns fails as stalled (0 disables).", 3, "int"),
     Option("max_turns", "Override every scenario's max_turns (agent replies).", None, "int"),
@@ -148,6 +154,7 @@ class Settings:
     allow_unpinned_data: bool = False
     eval_data_root: str = "data"
     results_dir: str = "tau2-results"
+    resume: str | None = None
     save_db: bool = False
     min_agent_turns: int = 3
     max_turns: int | None = None

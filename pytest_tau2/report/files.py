@@ -47,8 +47,8 @@ def scenario_dir(results_dir: Path, name: str) -> Path:
     return results_dir / name
 
 
-def write_scenario_results(
-    folder: Path,
+def scenario_payload(
+    folder: str,
     outcome: ScenarioOutcome,
     metrics: dict[str, Any],
     *,
@@ -56,24 +56,25 @@ def write_scenario_results(
     tool_schemas: dict[str, Any],
     save_db: bool,
     redact: Callable[[Any], Any],
-) -> None:
-    """Every file of one scenario; metrics.json last, so its presence means the rest is there.
+) -> dict[str, Any]:
+    """Every file of one scenario as text, ready to travel in the item's report to the process
+    that owns the results folder (xdist serializes it; see :func:`write_payload`).
 
     ``redact`` is applied to everything that can carry text from a model or a setting (API keys
     must never reach a file); the DB dumps and tool schemas come from the scenario itself.
     """
     scenario = outcome.scenario
+    texts: dict[str, str] = {}
     transcript = {
         "scenario": scenario.name,
         "messages": outcome.conversation.transcript,
         "initialization": outcome.extra.get("initialization", []),
     }
-    write_json(folder / "transcript.json", redact(transcript))
-    config_dir = folder / "scenario_config"
-    write_text(config_dir / "agent_prompt.txt", scenario.get_agent_prompt())
-    write_text(config_dir / "user_prompt.txt", scenario.get_user_prompt())
-    write_json(config_dir / "metadata.json", redact(metadata))
-    write_json(config_dir / "tools.json", tool_schemas)
+    texts["transcript.json"] = dumps(redact(transcript))
+    texts["scenario_config/agent_prompt.txt"] = scenario.get_agent_prompt()
+    texts["scenario_config/user_prompt.txt"] = scenario.get_user_prompt()
+    texts["scenario_config/metadata.json"] = dumps(redact(metadata))
+    texts["scenario_config/tools.json"] = dumps(tool_schemas)
     if outcome.judge is not None:
         judge = {
             "model": outcome.judge.model,
@@ -82,9 +83,23 @@ def write_scenario_results(
             "raw_reply": outcome.judge.raw_reply,
             "error": outcome.judge.error,
         }
-        write_json(folder / "judge_result.json", redact(judge))
+        texts["judge_result.json"] = dumps(redact(judge))
     if save_db:
         for side, db in outcome.final_dbs.items():
             if db is not None:
-                write_json(folder / ("final_db.json" if side == "agent" else f"final_{side}_db.json"), db)
-    write_json(folder / "metrics.json", redact(metrics))
+                texts["final_db.json" if side == "agent" else f"final_{side}_db.json"] = dumps(db)
+    safe_metrics = json.loads(dumps(redact(metrics)))
+    return {"folder": folder, "metrics": safe_metrics, "files": texts}
+
+
+def dumps(data: Any) -> str:
+    """Indented JSON as the result files hold it (dates and other objects via ``str``)."""
+    return json.dumps(data, indent=2, default=str) + "\n"
+
+
+def write_payload(results_dir: Path, payload: dict[str, Any]) -> None:
+    """Write one scenario's files; metrics.json last, so its presence means the rest is there."""
+    folder = results_dir / payload["folder"]
+    for relative, text in payload["files"].items():
+        write_text(folder / relative, text)
+    write_text(folder / "metrics.json", dumps(payload["metrics"]))

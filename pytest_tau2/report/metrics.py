@@ -29,8 +29,8 @@ def build_metrics(
     agent_kind: str,
     user_kind: str,
     infrastructure_error: str | None = None,
-    recording: dict[str, Any] | None = None,
     trial: dict[str, Any] | None = None,
+    recording: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     scenario = outcome.scenario
     persona = scenario.user_persona
@@ -59,6 +59,7 @@ def build_metrics(
             "duration_s": round(outcome.duration_s, 4),
             "conversation_duration_s": round(outcome.conversation.duration_s, 4),
             "tool_errors": outcome.tool_errors,
+            "resumed": False,
         }
     )
     metrics.update(

@@ -91,7 +91,9 @@ def _add_tokens(total: dict[str, dict[str, Any]], usage: dict[str, Any]) -> None
             t["cost_usd"] = None if u.get("cost_usd") is None else t["cost_usd"] + u["cost_usd"]
 
 
-def render(metrics: list[dict[str, Any]], errored: list[str] | None = None) -> str:
+def render(
+    metrics: list[dict[str, Any]], errored: list[str] | None = None, reasons: dict[str, str] | None = None
+) -> str:
     """The text of all_summary.txt (and of the terminal summary).
 
     ``errored`` names scenarios that ended in an error before producing any result (bad
@@ -105,6 +107,9 @@ def render(metrics: list[dict[str, Any]], errored: list[str] | None = None) -> s
     if errored:
         shown = ", ".join(errored[:10]) + (f" and {len(errored) - 10} more" if len(errored) > 10 else "")
         lines.append(f"  errors without a result: {shown}")
+        for name in errored[:10]:
+            if reasons and reasons.get(name):
+                lines.append(f"    {name}: {reasons[name]}")
     lines += _rates(total.signals)
     informational = _rates(total.informational)
     if informational:

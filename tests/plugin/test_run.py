@@ -75,6 +75,7 @@ def test_results_directory_layout_and_contents(project: Project) -> None:
     assert sorted(p.relative_to(run.results_dir).as_posix() for p in run.results_dir.rglob("*") if p.is_file()) == [
         "all_metrics.json",
         "all_summary.txt",
+        "report.html",
         "restaurant__pizza_pepperoni/final_db.json",
         "restaurant__pizza_pepperoni/metrics.json",
         "restaurant__pizza_pepperoni/scenario_config/agent_prompt.txt",
@@ -82,6 +83,7 @@ def test_results_directory_layout_and_contents(project: Project) -> None:
         "restaurant__pizza_pepperoni/scenario_config/tools.json",
         "restaurant__pizza_pepperoni/scenario_config/user_prompt.txt",
         "restaurant__pizza_pepperoni/transcript.json",
+        "run.json",
     ]
     metrics = run.metrics("restaurant__pizza_pepperoni")
     assert (metrics["scenario"], metrics["domain"], metrics["is_successful"], metrics["stop_reason"]) == (

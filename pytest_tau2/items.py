@@ -1,0 +1,304 @@
+"""The scenario item: its fixtures, the run of its scenario, its sub-results and its result payload.
+
+Part of the pytest adapter (with plugin.py, which imports everything here so pytest finds the
+fixtures and the test function on the plugin module). The conversation runs in the setup phase
+(``tau2_outcome``), so an infrastructure failure makes the item an *error*; the checks are
+sub-results of the call phase. Every file of the scenario travels in the setup report
+(``report.tau2_result``) to the process that owns the results folder (run_report.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pytest
+
+from pytest_tau2.conversation.protocol import Participant
+from pytest_tau2.errors import InfrastructureError, ScenarioNotApplicable, Tau2Error
+from pytest_tau2.report import files
+from pytest_tau2.report.metrics import build_metrics
+from pytest_tau2.run import participants
+from pytest_tau2.run.agent_side import ProvidesAgentSide
+from pytest_tau2.run.outcome import ScenarioOutcome
+from pytest_tau2.run.pipeline import Judge, run_scenario
+from pytest_tau2.scenario.base import Scenario
+from pytest_tau2.scoring.signals import signal_specs
+from pytest_tau2.settings import Settings
+
+if TYPE_CHECKING:
+    from pytest_tau2.plugin import ScenarioCatalog
+    from pytest_tau2.run.prefetch import Prefetcher
+
+T = TypeVar("T")
+SETTINGS_KEY = pytest.StashKey[Settings]()
+CATALOG_KEY = pytest.StashKey["ScenarioCatalog"]()
+RESULT_KEY = pytest.StashKey[dict[str, Any]]()
+SAVED_KEY = pytest.StashKey[dict[str, dict[str, Any]]]()
+"""``--tau2-resume``: the complete saved metrics by result folder."""
+"""The item's result payload (files + metrics), attached to its setup report."""
+PARAM = "tau2_scenario_name"
+
+
+# ---- fixtures -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def tau2_settings(pytestconfig: pytest.Config) -> Settings:
+    """The resolved ``--tau2-*`` settings of this run."""
+    return pytestconfig.stash[SETTINGS_KEY]
+
+
+@pytest.fixture
+def tau2_scenario(tau2_scenario_name: str, pytestconfig: pytest.Config) -> Scenario:
+    """The scenario instance under test."""
+    catalog: ScenarioCatalog = pytestconfig.stash[CATALOG_KEY]
+    return _or_fail(tau2_scenario_name, lambda: catalog.instance(tau2_scenario_name))
+
+
+def _or_fail(name: str, build: Callable[[], T]) -> T:
+    """Run ``build``; show a plugin error (bad data, bad scenario) as its message, not a traceback."""
+    message = None
+    skip = None
+    try:
+        return build()
+    except ScenarioNotApplicable as exc:
+        skip = str(exc)
+    except Tau2Error as exc:
+        message = f"{name}: {type(exc).__name__}: {exc}"
+    if skip is not None:
+        pytest.skip(skip)
+    # Failing outside the except block keeps pytest from printing "during handling..." chains.
+    pytest.fail(message or f"{name}: failed", pytrace=False)
+
+
+@pytest.fixture
+def tau2_context(tau2_scenario: Scenario, tau2_settings: Settings) -> participants.Context:
+    """What the built-in participants share: the scenario, its gold plan, usage meter, settings."""
+    return _or_fail(tau2_scenario.name, lambda: participants.Context.for_scenario(tau2_scenario, tau2_settings))
+
+
+@pytest.fixture
+def tau2_agent(tau2_context: participants.Context) -> Participant | ProvidesAgentSide:
+    """The agent under test. Override in conftest.py to evaluate your own Python agent."""
+    return _or_fail(tau2_context.scenario.name, lambda: participants.make_agent(tau2_context))
+
+
+@pytest.fixture
+def tau2_user(tau2_context: participants.Context) -> Participant:
+    """The simulated user. Override in conftest.py for a custom user simulator."""
+    return _or_fail(tau2_context.scenario.name, lambda: participants.make_user(tau2_context))
+
+
+@pytest.fixture
+def tau2_judge(tau2_context: participants.Context) -> Judge | None:
+    """The NL-assertion judge, or None when no judge model is configured."""
+    return participants.make_judge(tau2_context)
+
+
+@pytest.fixture
+def tau2_outcome(
+    request: pytest.FixtureRequest,
+    tau2_scenario: Scenario,
+    tau2_context: participants.Context,
+    tau2_agent: Participant | ProvidesAgentSide,
+    tau2_user: Participant,
+    tau2_judge: Judge | None,
+    tau2_settings: Settings,
+) -> ScenarioOutcome:
+    """Run the scenario (setup phase: an infrastructure failure makes the item an *error*)."""
+    node = request.node
+    saved = request.config.stash[SAVED_KEY].get(result_folder(node)) if SAVED_KEY in request.config.stash else None
+    if saved is not None:  # --tau2-resume: a complete saved result stands in for the run
+        return _resumed(node, saved)  # type: ignore[return-value]
+    built = (tau2_agent, tau2_user, tau2_judge)
+    prefetcher = _prefetcher(request, tau2_settings, all(p is None or tau2_context.built_here(p) for p in built))
+    if prefetcher is not None:
+        taken = _or_fail(tau2_scenario.name, lambda: prefetcher.take(tau2_scenario.name))
+        tau2_scenario, tau2_context = taken.scenario, taken.context
+        run: Callable[[], ScenarioOutcome] = taken.future.result
+    else:
+
+        def run() -> ScenarioOutcome:
+            return asyncio.run(_run(tau2_scenario, tau2_agent, tau2_user, tau2_judge, tau2_settings))
+
+    return _or_fail(
+        tau2_scenario.name,
+        lambda: _record(run(), tau2_agent, tau2_user, tau2_context, tau2_settings, node, request.session),
+    )
+
+
+PREFETCH_KEY = pytest.StashKey["Prefetcher"]()
+
+
+def _prefetcher(request: pytest.FixtureRequest, settings: Settings, all_builtin: bool) -> Prefetcher | None:
+    """The process's Prefetcher when --tau2-concurrency applies to this item, else None."""
+    if settings.concurrency <= 1 or hasattr(request.config, "workerinput"):
+        return None
+    if not all_builtin:
+        return None  # an overridden participant fixture: only the item's own fixtures can build it
+    prefetcher = request.config.stash.get(PREFETCH_KEY, None)
+    if prefetcher is None:
+        from pytest_tau2.run.prefetch import Prefetcher
+
+        names = [name for name in map(_scenario_name, request.session.items) if name is not None]
+        prefetcher = Prefetcher(
+            names,
+            settings.concurrency,
+            settings,
+            request.config.stash[CATALOG_KEY].instance,
+        )
+        request.config.stash[PREFETCH_KEY] = prefetcher
+    return prefetcher
+
+
+def _record(
+    outcome: ScenarioOutcome,
+    agent: object,
+    user: object,
+    tau2_context: participants.Context,
+    tau2_settings: Settings,
+    node: pytest.Item,
+    session: pytest.Session | None = None,
+) -> ScenarioOutcome:
+    infra = outcome.conversation.error
+    infra_text = tau2_context.redact(str(infra)) if infra is not None else None
+    recording = tau2_context.save_cassette()
+    metrics = build_metrics(
+        outcome,
+        models=tau2_context.models(),
+        data_pin=tau2_context.data_pin(),
+        token_usage=tau2_context.usage.to_dict(),
+        agent_kind=participants.describe_agent(tau2_settings, agent, tau2_context),
+        user_kind=participants.describe_user(tau2_settings, user, tau2_context),
+        infrastructure_error=infra_text,
+        recording=recording,
+    )
+    node.stash[RESULT_KEY] = files.scenario_payload(
+        result_folder(node),
+        outcome,
+        metrics,
+        metadata=tau2_context.metadata(),
+        tool_schemas=tau2_context.tool_schemas(),
+        save_db=tau2_settings.save_db,
+        redact=tau2_context.redact_data,
+    )
+    _record_properties(node, metrics)
+    if infra_text is not None:
+        if getattr(infra, "fatal", False) and session is not None:
+            # Every later scenario would fail the same way (e.g. no API key): stop the run here.
+            session.shouldstop = f"stopping the run: {infra_text}"
+        raise InfrastructureError(f"infrastructure error, not an agent failure: {infra_text}")
+    return outcome
+
+
+def _record_properties(node: pytest.Item, metrics: dict[str, Any]) -> None:
+    # Like pytest's record_property fixture, minus its warning under the default xunit2 family:
+    # JUnit consumers read these properties whatever the family.
+    for key in ("is_successful", "stop_reason", "stalled", "agent_turns"):
+        node.user_properties.append((key, _prop(metrics[key])))
+    for spec in signal_specs():
+        node.user_properties.append((spec.metric, _prop(metrics[spec.metric])))
+    if metrics.get("infrastructure_error"):
+        node.user_properties.append(("infrastructure_error", metrics["infrastructure_error"]))
+    if metrics.get("resumed"):
+        node.user_properties.append(("resumed", "true"))
+
+
+def result_folder(node: pytest.Item) -> str:
+    """The item's folder in the results dir: its parameter id (the scenario name)."""
+    callspec = getattr(node, "callspec", None)
+    return callspec.id if callspec is not None else node.name
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    """Attach the scenario's result payload to its setup report: it travels with the report
+    (xdist serializes the report's attributes) to the process that writes the results folder."""
+    report = yield
+    if call.when == "setup" and RESULT_KEY in item.stash:
+        report.tau2_result = item.stash[RESULT_KEY]
+    return report
+
+
+async def _run(
+    scenario: Scenario,
+    agent: Participant | ProvidesAgentSide,
+    user: Participant,
+    judge: Judge | None,
+    settings: Settings,
+) -> ScenarioOutcome:
+    """One scenario on this item's own event loop."""
+    try:
+        return await run_scenario(scenario, agent=agent, user=user, settings=settings, judge=judge)
+    finally:
+        if participants.uses_llm(settings):
+            from pytest_tau2.llm.client import aclose
+
+            await aclose()  # litellm caches one HTTP client per event loop; this loop ends here
+
+
+def _prop(value: Any) -> str:
+    if value is None:
+        return "N/A"
+    return json.dumps(value) if not isinstance(value, str) else value
+
+
+# ---- the test function ----------------------------------------------------------------------------
+
+
+@dataclass
+class SavedResult:
+    """A scenario's verdict read back from its saved metrics.json (``--tau2-resume``)."""
+
+    metrics: dict[str, Any]
+
+
+def _resumed(node: pytest.Item, saved: dict[str, Any]) -> SavedResult:
+    metrics = {**saved, "resumed": True}
+    node.stash[RESULT_KEY] = {"folder": result_folder(node), "metrics": metrics, "files": {}}
+    _record_properties(node, metrics)
+    return SavedResult(metrics)
+
+
+def test_scenario(tau2_outcome: ScenarioOutcome | SavedResult, subtests: Any, tau2_settings: Settings) -> None:
+    """One evaluation scenario; each check is a sub-result."""
+    if isinstance(tau2_outcome, SavedResult):
+        m = tau2_outcome.metrics
+        checks = [(c["id"], c["signal"], c["passed"], c["message"]) for c in m["checks"]]
+        gating: tuple[str, ...] = tuple(m["success_signals"])
+        stalled, turns, verdict = m["stalled"], m["agent_turns"], m["is_successful"]
+        breakdown = m["success_breakdown"]
+    else:
+        outcome = tau2_outcome
+        checks = [(c.id, c.signal, c.passed, c.message) for c in outcome.checks]
+        gating = tuple(outcome.scenario.success_signals)
+        stalled, turns, verdict = outcome.stalled, outcome.conversation.agent_turns, outcome.is_successful
+        breakdown = outcome.verdict.breakdown()
+    for check_id, signal, passed, message in checks:
+        if signal not in gating:
+            continue  # excluded signals are saved in metrics.json, never gate
+        with subtests.test(msg=check_id):
+            if passed is None:
+                pytest.skip(message)
+            if not passed:
+                pytest.fail(message or f"{check_id} failed", pytrace=False)
+    if stalled:
+        pytest.fail(
+            f"stalled: {turns} agent turns, fewer than --tau2-min-agent-turns {tau2_settings.min_agent_turns}",
+            pytrace=False,
+        )
+    if verdict == "N/A":
+        pytest.skip("no applicable success signal: " + ", ".join(breakdown["not_applicable"]))
+    if verdict is not True and not breakdown["failed"]:
+        pytest.fail(f"is_successful is {verdict!r} (scenario's compute_is_successful)", pytrace=False)
+
+
+def _scenario_name(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or PARAM not in callspec.params:
+        return None
+    return str(callspec.params[PARAM])
