@@ -2,8 +2,9 @@
 
 :class:`Environment` is the single entry point for tool calls, from an LLM, an oracle, a
 gold replay or an initialization action alike: it parses and validates arguments against the
-tool's JSON Schema, runs the tool, serialises the result, records write actions and counts
-errors. A bad call comes back as an error result, never as an exception.
+tool's JSON Schema (or, for a tool with ``check_argument_types = False``, checks only their
+names), runs the tool, serialises the result, records write actions and counts errors. A bad
+call comes back as an error result, never as an exception.
 """
 
 from __future__ import annotations
@@ -70,9 +71,14 @@ class Environment:
         parsed = _parse_arguments(arguments)
         if isinstance(parsed, str):
             return self._error(f"arguments for '{name}' are not valid JSON: {parsed}")
-        problem = _schema_problem(type(tool), parsed)
-        if problem is not None:
-            return self._error(f"invalid arguments for '{name}': {problem}")
+        if tool.check_argument_types:
+            problem = _schema_problem(type(tool), parsed)
+            if problem is not None:
+                return self._error(f"invalid arguments for '{name}': {problem}")
+        else:
+            problem = _names_problem(type(tool), parsed)
+            if problem is not None:
+                return self._error(f"{tool.name}() {problem}")
         parsed = copy_db(parsed)  # the tool may store what it was given; the caller's object stays untouched
         try:
             value = tool.run(**parsed)
@@ -122,6 +128,22 @@ def _schema_problem(tool_cls: type[Tool], arguments: dict[str, Any]) -> str | No
         return None
     where = "/".join(str(p) for p in error.absolute_path)
     return f"{error.message}" + (f" (at '{where}')" if where else "")
+
+
+def _names_problem(tool_cls: type[Tool], arguments: dict[str, Any]) -> str | None:
+    """What is wrong with the argument *names* (the values are the tool's business), in
+    Python's words for a bad call: unknown ones first, then missing required ones."""
+    schema = tool_cls.parameters
+    properties = schema.get("properties", {})
+    if schema.get("additionalProperties", True) is False:
+        unknown = [key for key in arguments if key not in properties]
+        if unknown:
+            return f"got an unexpected keyword argument {unknown[0]!r}"
+    missing = [key for key in schema.get("required", []) if key not in arguments]
+    if missing:
+        plural = "s" if len(missing) > 1 else ""
+        return f"missing {len(missing)} required argument{plural}: " + ", ".join(repr(key) for key in missing)
+    return None
 
 
 def serialize_result(value: Any) -> str:

@@ -48,6 +48,11 @@ class Tool:
     """A stop reason (``"exit"``, ``"transfer"``): the conversation ends once the result is committed."""
     abstract: ClassVar[bool] = False
     """A domain base class sets ``abstract = True`` in its own body to stay out of the registry."""
+    check_argument_types: ClassVar[bool] = True
+    """True: every call's arguments are validated against ``parameters`` (JSON Schema) first.
+    False: only their names are checked (unknown or missing ones refuse the call); the values
+    reach ``run`` as given and the tool converts them itself. The tau2 domains use this to
+    accept and refuse exactly what upstream does, which validates nothing at call time."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -219,42 +219,6 @@ def test_schemas_are_closed_objects_with_described_properties() -> None:
     assert flights["items"]["required"] == ["flight_number", "date"]
 
 
-@pytest.mark.parametrize(
-    ("name", "arguments", "fragment"),
-    [
-        ("get_user_details", {}, "'user_id' is a required property"),
-        ("get_user_details", {"user_id": USER, "extra": 1}, "Additional properties are not allowed"),
-        ("get_user_details", {"user_id": 42}, "42 is not of type 'string'"),
-        ("send_certificate", {"user_id": USER, "amount": "50"}, "'50' is not of type 'integer'"),
-        ("send_certificate", {"user_id": USER, "amount": 50.5}, "50.5 is not of type 'integer'"),
-        (
-            "update_reservation_flights",
-            {"reservation_id": RES, "cabin": "first", "flights": [], "payment_id": CARD},
-            "'first' is not one of",
-        ),
-        (
-            "update_reservation_passengers",
-            {"reservation_id": RES, "passengers": [{"first_name": "A", "last_name": "B"}]},
-            "'dob' is a required property",
-        ),
-    ],
-)
-def test_schema_violations_are_error_results(
-    env: Environment, name: str, arguments: dict[str, Any], fragment: str
-) -> None:
-    before = db_hash(env.db)
-    result = env.call(name, arguments)
-    assert result.error and result.content.startswith(f"Error: invalid arguments for '{name}': ")
-    assert fragment in result.content
-    assert env.tool_errors == 1 and env.actions == [] and db_hash(env.db) == before
-
-
-def test_nested_items_tolerate_unknown_keys_and_drop_them(env: Environment, db: dict[str, Any]) -> None:
-    people = [{"first_name": "A", "last_name": "B", "dob": "2000-01-01", "seat": "1A"}] * 2
-    ok(env, "update_reservation_passengers", reservation_id=RES, passengers=people)
-    assert reservation(db)["passengers"] == [{"first_name": "A", "last_name": "B", "dob": "2000-01-01"}] * 2
-
-
 # --------------------------------------------------------------------------- reads and lookups
 
 
@@ -553,26 +517,6 @@ def test_book_reservation_checks_user_before_flights_and_flights_before_payment(
     refused(env, "book_reservation", "Flight HAT999 not found", **{**bad_everything, "user_id": USER})
 
 
-def test_book_reservation_coerces_counts_and_amounts_like_the_model(env: Environment, db: dict[str, Any]) -> None:
-    run = tool(env, "book_reservation").run
-    run(**booking(total_baggages="2", payment_methods=[{"payment_id": CARD, "amount": 480.0}]))
-    stored = reservation(db, "HATHAT")
-    assert stored["total_baggages"] == 2 and isinstance(stored["total_baggages"], int)
-    assert stored["payment_history"][0]["amount"] == 480 and isinstance(stored["payment_history"][0]["amount"], int)
-    ok(env, "book_reservation", **booking(nonfree_baggages=1.0, payment_methods=[{"payment_id": CARD, "amount": 480}]))
-    assert isinstance(reservation(db, "HATHAU")["nonfree_baggages"], int)
-
-
-def test_book_reservation_model_errors_on_direct_calls(env: Environment) -> None:
-    run = tool(env, "book_reservation").run
-    with pytest.raises(ToolError, match="Input should be 'round_trip' or 'one_way'"):
-        run(**booking(flight_type="return"))
-    with pytest.raises(ToolError, match="fractional part"):
-        run(**booking(payment_methods=[{"payment_id": CARD, "amount": 480.5}]))
-    with pytest.raises(ToolError, match="Field required"):
-        run(**booking(passengers=[{"first_name": "A"}]))
-
-
 def test_book_reservation_same_certificate_twice_fails_like_upstream(env: Environment, db: dict[str, Any]) -> None:
     twice = [{"payment_id": CERT, "amount": 240}, {"payment_id": CERT, "amount": 240}]
     result = call(env, "book_reservation", **booking(payment_methods=twice))
@@ -625,10 +569,6 @@ def test_send_certificate_fixed_ids_float_amount_and_limit(env: Environment, db:
     refused(env, "send_certificate", "User x_1 not found", user_id="x_1", amount=10)
 
 
-def test_send_certificate_message_shows_amount_as_given(env: Environment) -> None:
-    assert ok(env, "send_certificate", user_id=USER, amount=50.0).endswith("with amount 50.0.")
-
-
 # --------------------------------------------------------------------------- update_reservation_baggages
 
 
@@ -678,26 +618,6 @@ def test_update_baggages_payment_refusals(env: Environment, db: dict[str, Any], 
 def test_update_baggages_unknown_reservation(env: Environment) -> None:
     arguments = {"reservation_id": "NOPE00", "total_baggages": 1, "nonfree_baggages": 0, "payment_id": CARD}
     refused(env, "update_reservation_baggages", "Reservation NOPE00 not found", **arguments)
-
-
-def test_update_baggages_stores_counts_as_given(env: Environment, db: dict[str, Any]) -> None:
-    # Assignment upstream does not coerce: a string or a float count stays as passed (and changes the hash).
-    tool(env, "update_reservation_baggages").run(
-        reservation_id=RES, total_baggages="2", nonfree_baggages=0, payment_id=CARD
-    )
-    assert reservation(db)["total_baggages"] == "2"
-    ok(
-        env,
-        "update_reservation_baggages",
-        reservation_id=RES,
-        total_baggages=2.0,
-        nonfree_baggages=1.0,
-        payment_id=CARD,
-    )
-    stored = reservation(db)
-    assert isinstance(stored["total_baggages"], float) and isinstance(stored["nonfree_baggages"], float)
-    assert stored["payment_history"][-1] == {"payment_id": CARD, "amount": 50}
-    assert isinstance(stored["payment_history"][-1]["amount"], int)  # built through the Payment model
 
 
 # --------------------------------------------------------------------------- update_reservation_flights

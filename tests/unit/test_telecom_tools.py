@@ -564,3 +564,40 @@ def test_sync_with_an_unknown_number_raises(world: World) -> None:
     world.user_db["surroundings"]["phone_number"] = "555-000-0000"
     with pytest.raises(ToolError, match="Line with phone number 555-000-0000 not found"):
         sync_state(world.db, world.user_db)
+
+
+# --- arguments as upstream takes them (checked against upstream's code at the pin) ---------
+# Upstream converts no telecom agent argument (it builds no model from one); a value is
+# compared or used in arithmetic as given.
+
+
+def test_refuel_whole_number_amount_is_shown_as_given_and_added_as_a_number(world: World) -> None:
+    text = ok(world.agent("refuel_data", customer_id="C1001", line_id="L1002", gb_amount=2))
+    assert json.loads(text)["message"] == "Successfully added 2 GB of data for line L1002 for $4.00"
+    assert world.line("L1002")["data_refueling_gb"] == 2.0 and isinstance(
+        world.line("L1002")["data_refueling_gb"], float
+    )
+    assert world.bill("B1003")["line_items"][-1]["description"] == "Data refueling: 2 GB at $2.0/GB"
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("refuel_data", {"customer_id": "C1001", "line_id": "L1002", "gb_amount": "2"}),  # upstream: '<=' on a str
+        ("get_bills_for_customer", {"customer_id": "C1001", "limit": 1.0}),  # upstream: slice index not an int
+    ],
+)
+def test_numbers_upstream_refuses(world: World, name: str, arguments: dict[str, Any]) -> None:
+    before = db_hash(world.db)
+    err(world.agent(name, **arguments))
+    assert db_hash(world.db) == before and world.agent_env.actions == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="upstream accepts any reason (it only formats it into a log line) and suspends the line; "
+    "the telecom tools still check argument types against their JSON Schema",
+)
+def test_suspend_line_reason_of_any_type_like_upstream(world: World) -> None:
+    ok(world.agent("suspend_line", customer_id="C1001", line_id="L1001", reason=5))
+    assert world.line("L1001")["status"] == "Suspended"

@@ -12,19 +12,20 @@ certificate consumed whole). Two deliberate additions:
 - ``calculate`` refuses integer powers whose result would be astronomically large (upstream
   would hang on ``9**9**9**9``); every other expression gives upstream's result or error.
 
-Type rules (they change the DB hash): values upstream builds through a pydantic model are
-coerced the way the model does it (payments and booked baggage counts to ``int``,
-certificate amounts to ``float``); values it assigns directly keep the type they were given
-(``update_reservation_baggages`` stores the counts as passed).
+Arguments are taken as upstream takes them (:class:`~pytest_tau2.domains.tau2_common.tools.Tau2Tool`):
+converted only where upstream builds a model from them (:mod:`.models`: payments and booked
+baggage counts become ``int``, certificate amounts ``float``), used as given everywhere else
+(``update_reservation_baggages`` stores the counts as passed). This decides the DB hash.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_args
 
+from pytest_tau2.domains.tau2_airline.models import CabinClass, FlightType, Insurance, Payment
+from pytest_tau2.domains.tau2_common.tools import Tau2Tool, upstream_model
 from pytest_tau2.environment.ids import find_key
-from pytest_tau2.environment.tools import Tool
 from pytest_tau2.errors import ToolError
 
 JSONDict = dict[str, Any]
@@ -34,9 +35,9 @@ NEW_RESERVATION_IDS: tuple[str, ...] = ("HATHAT", "HATHAU", "HATHAV")
 NEW_CERTIFICATE_IDS: tuple[str, ...] = ("certificate_3221322", "certificate_3221323", "certificate_3221324")
 NOW = "2024-05-15T15:00:00"
 """The fixed clock of the airline domain (``created_at`` of new reservations)."""
-CABINS: tuple[str, ...] = ("business", "economy", "basic_economy")
-FLIGHT_TYPES: tuple[str, ...] = ("round_trip", "one_way")
-INSURANCE_CHOICES: tuple[str, ...] = ("yes", "no")
+CABINS: tuple[str, ...] = get_args(CabinClass)
+FLIGHT_TYPES: tuple[str, ...] = get_args(FlightType)
+INSURANCE_CHOICES: tuple[str, ...] = get_args(Insurance)
 INSURANCE_FEE = 30
 """Per passenger."""
 BAG_FEE = 50
@@ -116,82 +117,10 @@ PASSENGER_ITEM = item(
 PAYMENT_ITEM = item({"payment_id": PAYMENT_ID, "amount": integer("The whole-dollar amount charged to this method.")})
 
 
-# --------------------------------------------------------------------------- model-like coercion
-
-
-def _invalid(model: str, field: str, detail: str) -> ToolError:
-    """A refusal shaped like the pydantic validation error upstream raises."""
-    return ToolError(f"1 validation error for {model}\n{field}\n  {detail}")
-
-
-def as_int(value: Any, model: str, field: str) -> int:
-    """What a pydantic ``int`` field makes of ``value`` (lax mode)."""
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, float):
-        raise _invalid(model, field, "Input should be a valid integer, got a number with a fractional part")
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            raise _invalid(
-                model, field, "Input should be a valid integer, unable to parse string as an integer"
-            ) from None
-    raise _invalid(model, field, "Input should be a valid integer")
-
-
-def as_float(value: Any, model: str, field: str) -> float:
-    """What a pydantic ``float`` field makes of ``value`` (lax mode)."""
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            raise _invalid(model, field, "Input should be a valid number, unable to parse string as a number") from None
-    raise _invalid(model, field, "Input should be a valid number")
-
-
-def as_choice(value: Any, choices: Sequence[str], model: str, field: str) -> str:
-    if value in choices and isinstance(value, str):
-        return value
-    quoted = [f"'{c}'" for c in choices]
-    options = ", ".join(quoted[:-1]) + f" or {quoted[-1]}"
-    raise _invalid(model, field, f"Input should be {options}")
-
-
-def _text(entry: Any, key: str, model: str) -> str:
-    if not isinstance(entry, Mapping):
-        raise _invalid(model, key, "Input should be a valid dictionary")
-    if key not in entry:
-        raise _invalid(model, key, "Field required")
-    value = entry[key]
-    if not isinstance(value, str):
-        raise _invalid(model, key, "Input should be a valid string")
-    return value
-
-
-def flight_info_record(entry: Any) -> JSONDict:
-    return {"flight_number": _text(entry, "flight_number", "FlightInfo"), "date": _text(entry, "date", "FlightInfo")}
-
-
-def passenger_record(entry: Any) -> JSONDict:
-    return {key: _text(entry, key, "Passenger") for key in ("first_name", "last_name", "dob")}
-
-
-def payment_record(entry: Any) -> JSONDict:
-    payment_id = _text(entry, "payment_id", "Payment")
-    if "amount" not in entry:
-        raise _invalid("Payment", "amount", "Field required")
-    return {"payment_id": payment_id, "amount": as_int(entry["amount"], "Payment", "amount")}
-
-
 # --------------------------------------------------------------------------- base
 
 
-class AirlineTool(Tool):
+class AirlineTool(Tau2Tool):
     """Base of the airline tools: lookups shared by several tools."""
 
     abstract = True
@@ -226,15 +155,19 @@ class AirlineTool(Tool):
     def _direct_flights(
         self, date: str, origin: str | None = None, destination: str | None = None, leave_after: str | None = None
     ) -> list[JSONDict]:
-        """Flights bookable on ``date`` (status "available"), in DB order."""
+        """Flights bookable on ``date`` (status "available"), in DB order.
+
+        The tests run in upstream's order, so a date of the wrong type is only looked up (and
+        refused) for a flight that already matched the airports, as upstream does it.
+        """
         found = []
         for flight in self.db["flights"].values():
-            day = flight["dates"].get(date)
-            if day is None or day.get("status") != "available":
-                continue
             if origin is not None and flight["origin"] != origin:
                 continue
             if destination is not None and flight["destination"] != destination:
+                continue
+            day = flight["dates"].get(date)
+            if day is None or day.get("status") != "available":
                 continue
             if leave_after is not None and flight["scheduled_departure_time_est"] < leave_after:
                 continue
@@ -261,7 +194,7 @@ class AirlineTool(Tool):
             method["amount"] -= price
         if price == 0:
             return None
-        return {"payment_id": key, "amount": as_int(price, "Payment", "amount")}
+        return upstream_model(Payment, {"payment_id": key, "amount": price})
 
 
 def _lookup(mapping: Mapping[str, JSONDict], wanted: Any, message: str) -> JSONDict:

@@ -11,7 +11,6 @@ from pytest_tau2.domains.tau2_airline.base import (
     BAG_FEE,
     BALANCE_SOURCES,
     CABIN,
-    CABINS,
     FLIGHT_ITEM,
     FLIGHT_TYPES,
     INSURANCE_CHOICES,
@@ -28,16 +27,12 @@ from pytest_tau2.domains.tau2_airline.base import (
     JSONDict,
     arguments,
     array,
-    as_choice,
-    as_float,
-    as_int,
-    flight_info_record,
     integer,
-    passenger_record,
-    payment_record,
     reservation_flight,
     string,
 )
+from pytest_tau2.domains.tau2_airline.models import Certificate, FlightInfo, Passenger, Payment, Reservation
+from pytest_tau2.domains.tau2_common.tools import models_if_all_dicts, no_attribute, upstream_model
 from pytest_tau2.environment.ids import find_key, same_id
 from pytest_tau2.errors import ToolError
 
@@ -79,39 +74,47 @@ class BookReservationTool(AirlineTool):
         nonfree_baggages: Any,
         insurance: str,
     ) -> JSONDict:
-        segments = [flight_info_record(entry) for entry in flights]
-        people = [passenger_record(entry) for entry in passengers]
-        payments = [payment_record(entry) for entry in payment_methods]
+        segments = models_if_all_dicts(flights, FlightInfo)
+        people = models_if_all_dicts(passengers, Passenger)
+        payments = models_if_all_dicts(payment_methods, Payment)
         user = self._user(user_id)
         reservation_id = self._new_reservation_id()
-        reservation: JSONDict = {
-            "reservation_id": reservation_id,
-            "user_id": user["user_id"],
-            "origin": origin,
-            "destination": destination,
-            "flight_type": as_choice(flight_type, FLIGHT_TYPES, "Reservation", "flight_type"),
-            "cabin": as_choice(cabin, CABINS, "Reservation", "cabin"),
-            "flights": [],
-            "passengers": people,
-            "payment_history": [],
-            "created_at": NOW,
-            "total_baggages": as_int(total_baggages, "Reservation", "total_baggages"),
-            "nonfree_baggages": as_int(nonfree_baggages, "Reservation", "nonfree_baggages"),
-            "insurance": as_choice(insurance, INSURANCE_CHOICES, "Reservation", "insurance"),
-            "status": None,
-        }
-        days, total = self._price_itinerary(reservation, segments, cabin, len(people))
+        # The model converts the counts and checks the choices; the lists it is given are
+        # all converted once it accepts them (a list that was not all objects never passes).
+        reservation = upstream_model(
+            Reservation,
+            {
+                "reservation_id": reservation_id,
+                "user_id": user["user_id"],
+                "origin": origin,
+                "destination": destination,
+                "flight_type": flight_type,
+                "cabin": cabin,
+                "flights": [],
+                "passengers": passengers if people is None else people,
+                "payment_history": payment_methods if payments is None else payments,
+                "created_at": NOW,
+                "total_baggages": total_baggages,
+                "nonfree_baggages": nonfree_baggages,
+                "insurance": insurance,
+            },
+        )
+        travellers = len(reservation["passengers"])
+        if segments is None:
+            raise no_attribute(next(iter(flights)), "flight_number")
+        days, total = self._price_itinerary(reservation, segments, cabin, travellers)
         if insurance == "yes":
-            total += INSURANCE_FEE * len(people)
-        total += BAG_FEE * nonfree_baggages
+            total += INSURANCE_FEE * travellers
+        total += BAG_FEE * nonfree_baggages  # the argument as given, as upstream adds it
+        payments = reservation["payment_history"]
         keys = self._check_payments(user, payments)
         paid = sum(payment["amount"] for payment in payments)
         if paid != total:
             raise ToolError(f"Payment amount does not add up, total price is {total}, but paid {paid}")
         self._charge(user, keys, payments)
         for day in days:
-            day["available_seats"][cabin] -= len(people)
-        reservation["payment_history"].extend({**p, "payment_id": k} for k, p in zip(keys, payments, strict=True))
+            day["available_seats"][cabin] -= travellers
+        reservation["payment_history"] = [{**p, "payment_id": k} for k, p in zip(keys, payments, strict=True)]
         self.db["reservations"][reservation_id] = reservation
         user["reservations"].append(reservation_id)
         return reservation
@@ -176,9 +179,7 @@ class CancelReservationTool(AirlineTool):
     def run(self, reservation_id: str) -> JSONDict:
         reservation = self._reservation(reservation_id)
         history = reservation["payment_history"]
-        refunds = [
-            {"payment_id": p["payment_id"], "amount": as_int(-p["amount"], "Payment", "amount")} for p in history
-        ]
+        refunds = [upstream_model(Payment, {"payment_id": p["payment_id"], "amount": -p["amount"]}) for p in history]
         history.extend(refunds)
         reservation["status"] = "cancelled"
         return reservation
@@ -196,8 +197,8 @@ class SendCertificateTool(AirlineTool):
         methods = user["payment_methods"]
         for certificate_id in NEW_CERTIFICATE_IDS:
             if certificate_id not in methods:
-                value = as_float(amount, "Certificate", "amount")
-                methods[certificate_id] = {"source": "certificate", "id": certificate_id, "amount": value}
+                certificate = {"source": "certificate", "id": certificate_id, "amount": amount}
+                methods[certificate_id] = upstream_model(Certificate, certificate)
                 return f"Certificate {certificate_id} added to user {user['user_id']} with amount {amount}."
         raise ToolError("Too many certificates")
 
@@ -245,11 +246,13 @@ class UpdateReservationFlightsTool(AirlineTool):
         payment_id=PAYMENT_ID,
     )
 
-    def run(self, reservation_id: str, cabin: str, flights: list[Any], payment_id: str) -> JSONDict:
-        segments = [flight_info_record(entry) for entry in flights]
+    def run(self, reservation_id: str, cabin: Any, flights: Any, payment_id: Any) -> JSONDict:
+        segments = models_if_all_dicts(flights, FlightInfo)
         reservation = self._reservation(reservation_id)
         user = self._user(reservation["user_id"])
         passengers = len(reservation["passengers"])
+        if segments is None:
+            raise no_attribute(next(iter(flights)), "flight_number")
         new_flights = [self._new_segment(reservation, info, cabin, passengers) for info in segments]
         total = sum(segment["price"] * passengers for segment in new_flights)
         total -= sum(segment["price"] for segment in reservation["flights"]) * passengers
@@ -280,10 +283,12 @@ class UpdateReservationPassengersTool(AirlineTool):
         passengers=array("Every passenger of the reservation, in order, with the new details.", PASSENGER_ITEM),
     )
 
-    def run(self, reservation_id: str, passengers: list[Any]) -> JSONDict:
-        people = [passenger_record(entry) for entry in passengers]
+    def run(self, reservation_id: str, passengers: Any) -> JSONDict:
+        people = models_if_all_dicts(passengers, Passenger)
         reservation = self._reservation(reservation_id)
-        if len(people) != len(reservation["passengers"]):
+        # A list that is not all objects is stored as given, as upstream assigns it unconverted.
+        new_passengers: Any = passengers if people is None else people
+        if len(new_passengers) != len(reservation["passengers"]):
             raise ToolError("Number of passengers does not match")
-        reservation["passengers"] = people
+        reservation["passengers"] = new_passengers
         return reservation

@@ -1,15 +1,65 @@
-"""Tools every tau2 domain shares: upstream's calculator and the transfer to a human agent.
+"""What the tau2 domains' tools share: upstream's argument handling, its calculator and the
+transfer to a human agent.
 
-Each domain declares its own classes (its namespace, its tool order) by mixing these in,
-e.g. ``class CalculateTool(CalculateMixin, RetailTool)``.
+Each domain declares its own classes (its namespace, its tool order) on :class:`Tau2Tool` and
+mixes the shared tools in, e.g. ``class CalculateTool(CalculateMixin, RetailTool)``.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from pydantic import BaseModel, ValidationError
+
+from pytest_tau2.environment.tools import Tool
 from pytest_tau2.errors import ToolError
+
+
+class Tau2Tool(Tool):
+    """Base of the tau2 domain tools: arguments are taken the way upstream takes them.
+
+    Upstream passes the caller's arguments to the tool method unchecked. A value is converted
+    only where the method builds a pydantic model from it, in pydantic's lax mode ("191"
+    becomes 191 in an ``int`` field, 50 becomes 50.0 in a ``float`` one, a number is refused
+    by a ``str`` field); everywhere else it is used as given: compared, counted, assigned. So
+    these tools skip the JSON Schema check (the schema is still what the LLM is shown) and
+    convert through :func:`upstream_model` exactly where their upstream counterpart builds a
+    model; the rest of each tool uses the value as upstream does.
+    """
+
+    abstract = True
+    check_argument_types = False
+
+
+def upstream_model(model: type[BaseModel], data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` validated by ``model`` (lax mode, unknown keys dropped), as the plain dict of its
+    dump; a value the model refuses refuses the call with pydantic's message (upstream's)."""
+    try:
+        return model.model_validate(data).model_dump()
+    except ValidationError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def models_if_all_dicts(values: Any, model: type[BaseModel]) -> list[dict[str, Any]] | None:
+    """Upstream's conversion of a list-of-objects argument.
+
+    When every element is a dict (also when there is none), each is validated by ``model``;
+    otherwise the result is None and the caller goes on with the value as given. ``values``
+    is iterated as upstream iterates it: a string or an object counts as its characters or
+    keys, and a number or null refuses the call.
+    """
+    if not all(isinstance(value, dict) for value in values):
+        return None
+    return [upstream_model(model, value) for value in values]
+
+
+def no_attribute(value: Any, attribute: str) -> ToolError:
+    """The refusal upstream gives when it reads a model attribute off a value it never
+    converted (an element of a list that was not all objects)."""
+    return ToolError(f"{type(value).__name__!r} object has no attribute {attribute!r}")
+
 
 CALCULATOR_CHARACTERS = frozenset("0123456789+-*/(). ")
 MAX_POWER_BITS = 1_000_000

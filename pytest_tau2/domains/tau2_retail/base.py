@@ -10,14 +10,22 @@ Our one addition: ids are looked up tolerantly (casing, spaces, hyphens, undersc
 emails ignore case and spaces) through :mod:`pytest_tau2.environment.ids`, while everything
 written back to the DB keeps the stored spelling, so the DB hash never depends on how an id
 was spelled. Zip codes compare exactly, names case-insensitively, as upstream.
+
+Arguments are taken as upstream takes them (:class:`~pytest_tau2.domains.tau2_common.tools.Tau2Tool`):
+the only record retail builds from arguments is the address (:class:`UserAddress`, strings
+only); every other argument is compared or stored as given, so a non-string id finds nothing
+and an empty string or object where a list of item ids belongs counts as an empty list.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from pytest_tau2.environment.ids import find_key, lookup
-from pytest_tau2.environment.tools import Tool
+from pydantic import BaseModel
+
+from pytest_tau2.domains.tau2_common.tools import Tau2Tool
+from pytest_tau2.environment.ids import find_key, same_id
 from pytest_tau2.errors import ToolError
 
 Record = dict[str, Any]
@@ -70,10 +78,31 @@ ADDRESS = {
 }
 
 
+class UserAddress(BaseModel):
+    """The address record upstream builds from the address arguments (every field a string)."""
+
+    address1: str
+    address2: str
+    city: str
+    country: str
+    state: str
+    zip: str
+
+
+def stored_key(mapping: Mapping[str, Any], wanted: Any) -> str | None:
+    """The key of ``mapping`` that ``wanted`` names (spelling forgiven); a non-string names none."""
+    return find_key(mapping, wanted) if isinstance(wanted, str) else None
+
+
+def same_item_id(a: Any, b: Any) -> bool:
+    """Whether two item ids name the same item: equal values, or strings spelling the same id."""
+    return bool(a == b) or (isinstance(a, str) and isinstance(b, str) and same_id(a, b))
+
+
 # --------------------------------------------------------------------------- base
 
 
-class RetailTool(Tool):
+class RetailTool(Tau2Tool):
     """Base of the retail tools: the shared lookups, each raising upstream's message."""
 
     abstract = True
@@ -84,41 +113,40 @@ class RetailTool(Tool):
         table: dict[str, Record] = self.db[name]
         return table
 
-    def _order(self, order_id: str) -> Record:
-        order = lookup(self._table("orders"), order_id)
-        if order is None:
-            raise ToolError("Order not found")
-        return order
+    def _find(self, table: str, wanted: Any, missing: str) -> Record:
+        """The record of ``table`` that ``wanted`` names, else refused with ``missing``."""
+        records = self._table(table)
+        key = stored_key(records, wanted)
+        if key is None:
+            raise ToolError(missing)
+        return records[key]
 
-    def _user(self, user_id: str) -> Record:
-        user = lookup(self._table("users"), user_id)
-        if user is None:
-            raise ToolError("User not found")
-        return user
+    def _order(self, order_id: Any) -> Record:
+        return self._find("orders", order_id, "Order not found")
 
-    def _product(self, product_id: str) -> Record:
-        product = lookup(self._table("products"), product_id)
-        if product is None:
-            raise ToolError("Product not found")
-        return product
+    def _user(self, user_id: Any) -> Record:
+        return self._find("users", user_id, "User not found")
 
-    def _variant(self, product_id: str, item_id: str) -> tuple[str, Record]:
+    def _product(self, product_id: Any) -> Record:
+        return self._find("products", product_id, "Product not found")
+
+    def _variant(self, product_id: str, item_id: Any) -> tuple[str, Record]:
         """(stored item id, variant) of ``item_id`` among the variants of ``product_id``."""
         variants = self._product(product_id)["variants"]
-        key = find_key(variants, item_id)
+        key = stored_key(variants, item_id)
         if key is None:
             raise ToolError("Variant not found")
         return key, variants[key]
 
-    def _payment_method(self, user_id: str, payment_method_id: str) -> tuple[str, Record]:
+    def _payment_method(self, user_id: str, payment_method_id: Any) -> tuple[str, Record]:
         """(stored id, method) among the payment methods of user ``user_id``."""
         methods = self._user(user_id)["payment_methods"]
-        key = find_key(methods, payment_method_id)
+        key = stored_key(methods, payment_method_id)
         if key is None:
             raise ToolError("Payment method not found")
         return key, methods[key]
 
-    def _pending_order(self, order_id: str) -> Record:
+    def _pending_order(self, order_id: Any) -> Record:
         """An order whose status contains "pending" (address and payment changes)."""
         order = self._order(order_id)
         if "pending" not in order["status"]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 
 from pytest_tau2.domains.tau2_common.tools import CalculateMixin, TransferMixin
-from pytest_tau2.domains.tau2_retail.base import ORDER_ID, USER_ID, Record, RetailTool, arguments, string
-from pytest_tau2.environment.ids import email_key, lookup
+from pytest_tau2.domains.tau2_retail.base import ORDER_ID, USER_ID, Record, RetailTool, arguments, stored_key, string
+from pytest_tau2.environment.ids import email_key
 from pytest_tau2.errors import ToolError
 
 
@@ -98,9 +98,9 @@ class GetItemDetailsTool(RetailTool):
     def run(self, item_id: str) -> Record:
         for product in self._table("products").values():
             variants: dict[str, Record] = product["variants"]
-            variant = lookup(variants, item_id)
-            if variant is not None:
-                return variant
+            key = stored_key(variants, item_id)
+            if key is not None:
+                return variants[key]
         raise ToolError("Item not found")
 
 

@@ -7,7 +7,9 @@ payment, and changing a user's address.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from pytest_tau2.domains.tau2_common.tools import no_attribute, upstream_model
 from pytest_tau2.domains.tau2_retail.base import (
     ADDRESS,
     ITEM_IDS,
@@ -17,10 +19,11 @@ from pytest_tau2.domains.tau2_retail.base import (
     USER_ID,
     Record,
     RetailTool,
+    UserAddress,
     arguments,
+    same_item_id,
     string,
 )
-from pytest_tau2.environment.ids import same_id
 from pytest_tau2.errors import ToolError
 
 CANCEL_REASONS = frozenset({"no longer needed", "ordered by mistake"})
@@ -38,15 +41,10 @@ def _payment(transaction_type: str, amount: float, payment_method_id: str) -> Re
     }
 
 
-def _address(address1: str, address2: str, city: str, state: str, country: str, zip: str) -> Record:
-    return {
-        "address1": address1,
-        "address2": address2,
-        "city": city,
-        "country": country,
-        "state": state,
-        "zip": zip,
-    }
+def _address(address1: Any, address2: Any, city: Any, state: Any, country: Any, zip: Any) -> Record:
+    """The address record, built like upstream builds it: a non-string field refuses the call."""
+    fields = {"address1": address1, "address2": address2, "city": city, "country": country, "state": state, "zip": zip}
+    return upstream_model(UserAddress, fields)
 
 
 def _is_gift_card(method: Record) -> bool:
@@ -61,17 +59,24 @@ def _add_to_gift_card(method: Record, amount: float) -> None:
 
 def _order_item(order: Record, item_id: str) -> Record | None:
     """The first item of ``order`` whose (current) item id is ``item_id``."""
-    return next((item for item in order["items"] if same_id(item["item_id"], item_id)), None)
+    return next((item for item in order["items"] if same_item_id(item["item_id"], item_id)), None)
 
 
-def _excess_item(order: Record, item_ids: Sequence[str]) -> str | None:
-    """The first id asked for more often than the order holds it, or None."""
+def _excess_items(order: Record, item_ids: Any) -> list[Any]:
+    """The ids asked for more often than the order holds them, in the order asked (first one first).
+
+    ``item_ids`` is taken as upstream takes it: a string counts as its characters, and
+    any other non-empty non-list refuses the call the way upstream's ``count`` call does.
+    """
+    if item_ids and not isinstance(item_ids, list | str):
+        raise no_attribute(item_ids, "count")
     held = [item["item_id"] for item in order["items"]]
+    excess = []
     for item_id in item_ids:
-        asked = sum(1 for other in item_ids if same_id(other, item_id))
-        if asked > sum(1 for stored in held if same_id(stored, item_id)):
-            return item_id
-    return None
+        asked = sum(1 for other in item_ids if same_item_id(other, item_id))
+        if asked > sum(1 for stored in held if same_item_id(stored, item_id)):
+            excess.append(item_id)
+    return excess
 
 
 def _stored_item_ids(order: Record, item_ids: Sequence[str]) -> list[str]:
@@ -140,9 +145,9 @@ class ExchangeDeliveredOrderItemsTool(RetailTool):
         order = self._order(order_id)
         if order["status"] != "delivered":
             raise ToolError("Non-delivered order cannot be exchanged")
-        excess = _excess_item(order, item_ids)
-        if excess is not None:
-            raise ToolError(f"Number of {excess} not found.")
+        excess = _excess_items(order, item_ids)
+        if excess:
+            raise ToolError(f"Number of {excess[0]} not found.")
         if len(item_ids) != len(new_item_ids):
             raise ToolError("The number of items to be exchanged should match.")
         difference: float = 0
@@ -213,16 +218,16 @@ class ModifyPendingOrderItemsTool(RetailTool):
         order = self._order(order_id)
         if order["status"] != "pending":
             raise ToolError("Non-pending order cannot be modified")
-        excess = _excess_item(order, item_ids)
-        if excess is not None:
-            raise ToolError(f"{excess} not found")
+        excess = _excess_items(order, item_ids)
+        if excess:
+            raise ToolError(f"{excess[0]} not found")
         if len(item_ids) != len(new_item_ids):
             raise ToolError("The number of items to be exchanged should match")
         difference: float = 0
         new_keys = []
         variant: Record = {}
         for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
-            if same_id(item_id, new_item_id):
+            if same_item_id(item_id, new_item_id):
                 raise ToolError("The new item id should be different from the old item id")
             item = _order_item(order, item_id)
             if item is None:
@@ -326,7 +331,7 @@ class ReturnDeliveredOrderItemsTool(RetailTool):
         method_id, method = self._payment_method(order["user_id"], payment_method_id)
         if not _is_gift_card(method) and method_id != order["payment_history"][0]["payment_method_id"]:
             raise ToolError("Payment method should be the original payment method")
-        if _excess_item(order, item_ids) is not None:
+        if _excess_items(order, item_ids):
             raise ToolError("Some item not found")
         order["status"] = "return requested"
         order["return_items"] = sorted(_stored_item_ids(order, item_ids))
