@@ -12,6 +12,7 @@ import datetime as _dt
 import difflib
 import fnmatch
 import itertools
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +36,19 @@ from pytest_tau2.items import (  # noqa: F401  (fixtures and the test function a
     tau2_user,
     test_scenario,
 )
+from pytest_tau2.llm.secrets import redact
 from pytest_tau2.report.run_folder import RunFolder, RunFolderError
 from pytest_tau2.run import participants
 from pytest_tau2.run_report import SCENARIO_PROPERTY, RunReport
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scenario.registry import all_scenarios
+from pytest_tau2.scenario.selection import (
+    keyword_targets,
+    node_id_targets,
+    pattern_targets,
+    signal_errors,
+    unavailable_domain,
+)
 from pytest_tau2.settings import OPTIONS, Settings, resolve
 
 MARKERS = {
@@ -111,7 +120,7 @@ def _settings_from_config(config: pytest.Config) -> Settings:
     try:
         values = resolve(cli, ini)
     except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        raise pytest.UsageError(redact(str(exc))) from None
     values["eval_data_root"] = str(config.rootpath / (values["eval_data_root"] or "data"))
     values["cassette_dir"] = str(config.rootpath / (values["cassette_dir"] or "cassettes"))
     if values["resume"]:
@@ -128,7 +137,7 @@ def _settings_from_config(config: pytest.Config) -> Settings:
     try:
         participants.validate_settings(settings)
     except SettingsError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        raise pytest.UsageError(redact(str(exc), settings.secrets())) from None  # usage errors echo options
     return settings
 
 
@@ -252,6 +261,52 @@ class ScenarioCatalog:
 # ---- run summary ----------------------------------------------------------------------------------
 
 
+def _matches(name: str, pattern: str) -> bool:
+    """A --tau2-scenarios pattern selects a scenario, or the error item of an unavailable domain it aims at."""
+    domain = unavailable_domain(name)
+    return fnmatch.fnmatchcase(name, pattern) or (domain is not None and pattern_targets(pattern, domain))
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """``-k`` aimed at scenarios of an unavailable domain selects its error item, so the reason shows."""
+    name = _scenario_name(item)
+    domain = unavailable_domain(name) if name is not None else None
+    if domain is not None:
+        item.extra_keyword_matches.update(keyword_targets(item.config.option.keyword, domain))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
+    """A node id of an unavailable domain's scenario: pytest's "not found" names the domain's error."""
+    try:
+        return (yield)
+    except pytest.UsageError as exc:
+        errors = session.config.stash[CATALOG_KEY].errors
+        aimed = node_id_targets(session.config.args, [unavailable_domain(n) or n for n in errors])
+        if not aimed:
+            raise
+        lines = [
+            f"{', '.join(ids)}: not collected because {domain} is unavailable: {errors[domain + '__unavailable']}"
+            for domain, ids in aimed.items()
+        ]
+        raise pytest.UsageError(*exc.args, *lines) from None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Success signals of every selected scenario, resolved now: a bad one is a collection error naming the class."""
+    named = [(item, _scenario_name(item)) for item in session.items]
+    catalog = session.config.stash[CATALOG_KEY]
+    errors = signal_errors([n for _, n in named if n is not None], catalog.classes, catalog.settings)
+    if not errors:
+        return
+    for item, name in named:
+        if name in errors:
+            report = pytest.CollectReport(item.nodeid, "failed", str(errors[name]), [])
+            session.config.hook.pytest_collectreport(report=report)  # counted: the run stops before any item
+    session.items[:] = [item for item, name in named if name not in errors]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``--tau2-scenarios``: keep exactly the named scenarios (names or glob patterns)."""
     wanted = config.stash[SETTINGS_KEY].scenarios
@@ -260,7 +315,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     patterns = [p.strip() for p in wanted.split(",") if p.strip()]
     names = {item: _scenario_name(item) for item in items}
     known = sorted({n for n in names.values() if n is not None})
-    unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(n, p) for n in known)]
+    unmatched = [p for p in patterns if not any(_matches(n, p) for n in known)]
     if unmatched:
         hints = {p: difflib.get_close_matches(p, known, n=3) for p in unmatched}
         text = "; ".join(f"{p!r}" + (f" (did you mean {', '.join(h)}?)" if h else "") for p, h in hints.items())
@@ -269,7 +324,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     drop: list[pytest.Item] = []
     for item in items:
         name = names[item]
-        selected = name is None or any(fnmatch.fnmatchcase(name, p) for p in patterns)
+        selected = name is None or any(_matches(name, p) for p in patterns)
         (keep if selected else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
