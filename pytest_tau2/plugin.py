@@ -19,23 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_tau2.errors import SettingsError
-from pytest_tau2.items import (  # noqa: F401  (fixtures and the test function are found on this module)
-    CATALOG_KEY,
-    PARAM,
-    PREFETCH_KEY,
-    SAVED_KEY,
-    SETTINGS_KEY,
-    _scenario_name,
-    pytest_runtest_makereport,
-    tau2_agent,
-    tau2_context,
-    tau2_judge,
-    tau2_outcome,
-    tau2_scenario,
-    tau2_settings,
-    tau2_user,
-    test_scenario,
-)
+from pytest_tau2.items import CATALOG_KEY, PARAM, PREFETCH_KEY, SAVED_KEY, SETTINGS_KEY, _scenario_name
 from pytest_tau2.llm.secrets import redact
 from pytest_tau2.report.run_folder import RunFolder, RunFolderError
 from pytest_tau2.run import participants
@@ -51,6 +35,8 @@ from pytest_tau2.scenario.selection import (
 )
 from pytest_tau2.settings import OPTIONS, Settings, resolve
 
+pytest_plugins = ["pytest_tau2.items"]
+"""The scenario item's fixtures, test function and report hook live there (registered with this plugin)."""
 MARKERS = {
     "tau2": "a pytest-tau2 evaluation scenario",
     "tau2_split_train": "tau2 task in the upstream train split",
