@@ -221,6 +221,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     if call.when == "setup" and RESULT_KEY in item.stash:
         report.tau2_result = item.stash[RESULT_KEY]
+        del item.stash[RESULT_KEY]  # the report holds it now; items live as long as the session
     return report
 
 

@@ -19,7 +19,18 @@ from typing import Any
 import pytest
 
 from pytest_tau2.errors import SettingsError
-from pytest_tau2.items import CATALOG_KEY, PARAM, PREFETCH_KEY, SAVED_KEY, SETTINGS_KEY, _scenario_name
+from pytest_tau2.items import (
+    CATALOG_KEY,
+    PARAM,
+    PREFETCH_KEY,
+    SAVED_KEY,
+    SETTINGS_KEY,
+    TRIAL_PARAM,
+    _scenario_name,
+    narrow_to_trials,
+    selection_patterns,
+    trial_params,
+)
 from pytest_tau2.llm.secrets import redact
 from pytest_tau2.report.run_folder import RunFolder, RunFolderError
 from pytest_tau2.run import participants
@@ -183,12 +194,22 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"tau2: agent={participants.describe_agent(s)} user={participants.describe_user(s)} "
         f"judge={s.judge_model or 'none (NL assertions skipped)'}",
         f"tau2: results={s.results_dir}",
+        _verdict_header(s),
         *_recording_header(s),
     ] + (
         ["tau2: --tau2-concurrency is ignored under xdist (-n): each worker runs one scenario at a time"]
         if s.concurrency > 1 and getattr(config.option, "numprocesses", None)
         else []
     )
+
+
+def _verdict_header(s: Settings) -> str:
+    """Which verdict decides the items, and the trials (docs/leaderboard.md)."""
+    if s.verdict == "tau2-reward":
+        verdict = "tau2 reward (--tau2-verdict tau2-reward) decides tau2 items; the six signals are saved beside it"
+    else:
+        verdict = "six-signal decides; tau2 reward saved beside it"
+    return f"tau2: verdict: {verdict}; trials={s.trials} per scenario, seed={s.seed}"
 
 
 def _recording_header(s: Settings) -> list[str]:
@@ -204,7 +225,12 @@ def _recording_header(s: Settings) -> list[str]:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if PARAM in metafunc.fixturenames:
-        metafunc.parametrize(PARAM, metafunc.config.stash[CATALOG_KEY].params())
+        catalog = metafunc.config.stash[CATALOG_KEY]
+        trials = catalog.settings.trials
+        if trials > 1 and TRIAL_PARAM in metafunc.fixturenames:  # --tau2-trials K: K items per scenario
+            metafunc.parametrize((PARAM, TRIAL_PARAM), trial_params(catalog.params(), set(catalog.errors), trials))
+        else:
+            metafunc.parametrize(PARAM, catalog.params())
 
 
 class ScenarioCatalog:
@@ -298,7 +324,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     wanted = config.stash[SETTINGS_KEY].scenarios
     if not wanted:
         return
-    patterns = [p.strip() for p in wanted.split(",") if p.strip()]
+    given = [p.strip() for p in wanted.split(",") if p.strip()]
+    patterns = selection_patterns(given, config.stash[SETTINGS_KEY].trials)  # <name>-t<k>: one trial
     names = {item: _scenario_name(item) for item in items}
     known = sorted({n for n in names.values() if n is not None})
     unmatched = [p for p in patterns if not any(_matches(n, p) for n in known)]
@@ -315,6 +342,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+    narrow_to_trials(config, items, given)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -81,6 +81,9 @@ class RunReport:
         self.errors.pop(nodeid, None)
         try:
             files.write_payload(self.results_dir, payload)
+            # Reports stay in memory until the session ends (pytest keeps them for its summary):
+            # keep the metrics, drop the file texts (transcripts, DB dumps) once they are on disk.
+            payload["files"] = {}
         except OSError as exc:  # the folder was checked at start; a full disk must not lose the rest
             self.write_failures.append(f"{payload['folder']}: {exc}")
 
