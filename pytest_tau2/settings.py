@@ -40,6 +40,12 @@ OPTIONS: tuple[Option, ...] = (
         None,
     ),
     Option(
+        "shard",
+        "Run shard I of N (e.g. 2/4): scenarios sorted by name and dealt round-robin, trials of one scenario "
+        "together; combine the shards' results folders with pytest-tau2 merge (docs/many-machines.md).",
+        None,
+    ),
+    Option(
         "agent",
         "Built-in agent: oracle (offline default), litellm (default when --tau2-agent-model is set), "
         "replay:PATH (re-run recorded tool calls from a JSON Lines file).",
@@ -140,6 +146,7 @@ OPTIONS: tuple[Option, ...] = (
 @dataclass(frozen=True)
 class Settings:
     scenarios: str | None = None
+    shard: str | None = None
     agent: str | None = None
     user: str | None = None
     agent_model: str | None = None
@@ -291,4 +298,11 @@ def resolve(cli: dict[str, Any], ini: dict[str, Any], environ: dict[str, str] | 
         choices = CHOICES.get(option.name)
         if choices is not None and value is not None and value not in choices:
             raise ValueError(f"{option.flag} (ini {option.ini}) must be one of {', '.join(choices)}, got {value!r}")
+    if values.get("shard") is not None:
+        from pytest_tau2.report.shards import parse_shard
+
+        try:
+            values["shard"] = str(parse_shard(str(values["shard"])))
+        except ValueError as exc:
+            raise ValueError(f"--tau2-shard (ini tau2_shard) {exc}") from None
     return values

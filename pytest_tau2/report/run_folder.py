@@ -103,6 +103,7 @@ class RunFolder:
                 "pytest_tau2": __version__,
                 "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                 "resumed": self.resuming,
+                "shard": self.settings.shard,  # --tau2-shard I/N (pytest-tau2 merge checks the set); not verdict
             },
         )
 
@@ -139,8 +140,9 @@ class RunFolder:
     def _load(self, current: dict[str, Any]) -> None:
         run_file = self.path / RUN_FILE
         try:
-            saved = json.loads(run_file.read_text("utf-8"))["fingerprint"]
-        except (OSError, ValueError, KeyError, TypeError):
+            run = json.loads(run_file.read_text("utf-8"))
+            saved, saved_shard = run["fingerprint"], run.get("shard")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             self.close()
             raise RunFolderError(
                 f"--tau2-resume {self.path}: no readable {RUN_FILE} there (not a pytest-tau2 results folder, "
@@ -152,6 +154,12 @@ class RunFolder:
             raise RunFolderError(
                 f"--tau2-resume {self.path}: the settings differ from the saved run's, so its verdicts "
                 "would not stand for this one: " + "; ".join(changed)
+            )
+        if saved_shard != self.settings.shard:
+            self.close()
+            raise RunFolderError(
+                f"--tau2-resume {self.path}: that run was --tau2-shard {saved_shard or '(none)'}, this one is "
+                f"--tau2-shard {self.settings.shard or '(none)'}: resume a shard with the same --tau2-shard"
             )
         stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         for child in sorted(self.path.iterdir()):
