@@ -33,6 +33,7 @@ from pytest_tau2.items import (
 )
 from pytest_tau2.llm.secrets import redact
 from pytest_tau2.report.run_folder import RunFolder, RunFolderError
+from pytest_tau2.report.shards import Shard, parse_shard, scenario_of, select
 from pytest_tau2.run import participants
 from pytest_tau2.run_report import SCENARIO_PROPERTY, RunReport
 from pytest_tau2.scenario.base import Scenario
@@ -166,6 +167,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(), "tau2-xdist")
+    if settings.shard is not None:
+        config.pluginmanager.register(_ShardSelection(parse_shard(settings.shard), settings.trials), "tau2-shard")
 
 
 def _runs_scenarios(config: pytest.Config) -> bool:
@@ -343,6 +346,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
     narrow_to_trials(config, items, given)
+
+
+class _ShardSelection:
+    """``--tau2-shard I/N``: keep this shard's items, after every other selection (-k, -m,
+    --tau2-scenarios), so the shards split exactly what an unsharded run would run."""
+
+    def __init__(self, shard: Shard, trials: int) -> None:
+        self.shard = shard
+        self.trials = trials
+
+    def _key(self, item: pytest.Item) -> tuple[str, str]:
+        name = _scenario_name(item)
+        return ("other", item.nodeid) if name is None else ("scenario", scenario_of(name, self.trials))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        keep, drop = select(items, self._key, self.shard)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
