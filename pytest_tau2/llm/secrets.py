@@ -178,11 +178,11 @@ def _secrets_pattern(secrets: frozenset[str]) -> re.Pattern[str]:
 
 
 def _env_secrets() -> set[str]:
-    return {
-        value
-        for name, value in os.environ.items()
-        if name.upper().endswith(_SECRET_ENV_SUFFIXES) and _looks_like_key(value)
-    }
+    # Names first, then get(): redaction runs on the --tau2-concurrency loop thread while pytest's
+    # thread sets and deletes PYTEST_CURRENT_TEST, and os.environ.items() then raises KeyError.
+    names = [name for name in list(os.environ) if name.upper().endswith(_SECRET_ENV_SUFFIXES)]
+    values = (os.environ.get(name) for name in names)
+    return {value for value in values if value is not None and _looks_like_key(value)}
 
 
 def _looks_like_key(value: str) -> bool:

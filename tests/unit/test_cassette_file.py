@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -253,3 +255,23 @@ def test_a_password_in_a_url_argument_is_a_secret() -> None:
     assert config.safe_dict()["args"]["api_base"] == "http://bob:***@127.0.0.1:8080/v1"
     assert "pa55-W0rd-xyz" not in redact("failed: http://bob:pa55-W0rd-xyz@127.0.0.1", config.secrets())
     assert ModelConfig("openai/x", {"api_base": "http://127.0.0.1:8080/v1"}).secrets() == []
+
+
+def test_redaction_is_safe_while_another_thread_changes_the_environment() -> None:
+    # Cassettes are written from the --tau2-concurrency loop thread while pytest's own thread
+    # sets and deletes PYTEST_CURRENT_TEST.
+    stop = threading.Event()
+
+    def churn() -> None:
+        while not stop.is_set():
+            os.environ["TAU2_RACE_PROBE_TOKEN"] = "abc123def456ghi"
+            os.environ.pop("TAU2_RACE_PROBE_TOKEN", None)
+
+    thread = threading.Thread(target=churn)
+    thread.start()
+    try:
+        for _ in range(20_000):
+            redact("nothing secret here")
+    finally:
+        stop.set()
+        thread.join()
