@@ -114,11 +114,13 @@ def reports(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[
         outputs = [run.communicate(timeout=300)[0] for run in runs]
     assert runs[0].returncode == 0, outputs[0][-3000:]
     assert runs[1].returncode == 1, outputs[1][-3000:]  # two scenarios fail, by design
+    for folder, output in ((sweep_dir, outputs[0]), (failing_dir, outputs[1])):
+        assert (folder / "report.html").is_file(), f"the run wrote no report.html:\n{output[-2000:]}"
     shots = root / "screenshots"
     shots.mkdir()
     yield Reports(
-        sweep=write_report([sweep_dir], sweep_dir / "report.html"),
-        failing=write_report([failing_dir], failing_dir / "report.html"),
+        sweep=sweep_dir / "report.html",  # as the end of the run wrote them
+        failing=failing_dir / "report.html",
         comparison=write_report([sweep_dir, failing_dir], root / "comparison.html"),
         sweep_dir=sweep_dir,
         failing_dir=failing_dir,
