@@ -19,8 +19,9 @@ import pytest
 
 from pytest_tau2.conversation.protocol import Participant
 from pytest_tau2.errors import InfrastructureError, ScenarioNotApplicable, Tau2Error
-from pytest_tau2.report import files
+from pytest_tau2.report import files, subresults
 from pytest_tau2.report.metrics import build_metrics
+from pytest_tau2.report.subresults import SubResult
 from pytest_tau2.run import participants
 from pytest_tau2.run.agent_side import ProvidesAgentSide
 from pytest_tau2.run.outcome import ScenarioOutcome
@@ -202,6 +203,9 @@ def _record_properties(node: pytest.Item, metrics: dict[str, Any]) -> None:
         node.user_properties.append((key, _prop(metrics[key])))
     for spec in signal_specs():
         node.user_properties.append((spec.metric, _prop(metrics[spec.metric])))
+    gating = set(metrics.get("success_signals") or ())
+    checks = [c for c in metrics.get("checks") or () if c["signal"] in gating]
+    node.user_properties += subresults.properties([SubResult(c["id"], c["passed"], c["message"]) for c in checks])
     if metrics.get("infrastructure_error"):
         node.user_properties.append(("infrastructure_error", metrics["infrastructure_error"]))
     if metrics.get("resumed"):
@@ -279,19 +283,21 @@ def test_scenario(tau2_outcome: ScenarioOutcome | SavedResult, subtests: Any, ta
         gating = tuple(outcome.scenario.success_signals)
         stalled, turns, verdict = outcome.stalled, outcome.conversation.agent_turns, outcome.is_successful
         breakdown = outcome.verdict.breakdown()
-    for check_id, signal, passed, message in checks:
-        if signal not in gating:
-            continue  # excluded signals are saved in metrics.json, never gate
-        with subtests.test(msg=check_id):
-            if passed is None:
-                pytest.skip(message)
-            if not passed:
-                pytest.fail(message or f"{check_id} failed", pytrace=False)
+    # Excluded signals are saved in metrics.json, never gate: only the gating checks are sub-results.
+    gated = [SubResult(check_id, passed, message) for check_id, signal, passed, message in checks if signal in gating]
+    for result in gated:
+        with subtests.test(msg=result.id):
+            if result.passed is None:
+                pytest.skip(result.message or f"{result.id}: not applicable")
+            if not result.passed:
+                pytest.fail(result.message or f"{result.id} failed", pytrace=False)
+    stall = f"stalled: {turns} agent turns, fewer than --tau2-min-agent-turns {tau2_settings.min_agent_turns}"
+    if any(result.passed is False for result in gated):
+        # The item fails on its own, naming every sub-result: JUnit XML shows this testcase, not
+        # its subtests (plugin.py keeps those out of it), so the failure text must carry them.
+        pytest.fail(subresults.failure_text(gated, *([stall] if stalled else [])), pytrace=False)
     if stalled:
-        pytest.fail(
-            f"stalled: {turns} agent turns, fewer than --tau2-min-agent-turns {tau2_settings.min_agent_turns}",
-            pytrace=False,
-        )
+        pytest.fail(stall, pytrace=False)
     if verdict == "N/A":
         pytest.skip("no applicable success signal: " + ", ".join(breakdown["not_applicable"]))
     if verdict is not True and not breakdown["failed"]:

@@ -45,6 +45,7 @@ from pytest_tau2.scenario.selection import (
     signal_errors,
     unavailable_domain,
 )
+from pytest_tau2.selection_hint import SelectionHints, XdistSelectionHints
 from pytest_tau2.settings import OPTIONS, Settings, resolve
 
 pytest_plugins = ["pytest_tau2.items"]
@@ -167,6 +168,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(), "tau2-xdist")
+    hints = XdistSelectionHints if config.pluginmanager.hasplugin("xdist") else SelectionHints
+    config.pluginmanager.register(hints(_scenario_name), "tau2-selection-hints")  # a -k that selects nothing
     if settings.shard is not None:
         config.pluginmanager.register(_ShardSelection(parse_shard(settings.shard), settings.trials), "tau2-shard")
 
@@ -377,6 +380,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
+    _keep_subtests_out_of_junit(session.config)
     settings = session.config.stash[SETTINGS_KEY]
     if (
         participants.uses_llm(settings)
@@ -387,6 +391,35 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         from pytest_tau2.llm.client import preload
 
         preload()  # import litellm once per process, before the first test's clock starts
+
+
+def _keep_subtests_out_of_junit(config: pytest.Config) -> None:
+    """JUnit XML: one testcase per scenario, with the scenario's own outcome.
+
+    pytest's junitxml plugin folds every subtest report into its item's testcase, so a passing
+    scenario with an N/A sub-result got a ``<skipped>`` child (CI dashboards counted it as
+    skipped) and ``tests=`` counted sub-results (1008 for 284 testcases). Here the junitxml
+    plugin stops seeing subtest reports; the item's own reports decide its testcase, and the
+    sub-results stay in it as ``check:<id>`` properties and in the failure text (items.py).
+    pytest exposes no handle on that plugin object but its stash key, and binds a plugin's
+    hooks when it is registered: hence unregister, wrap, register again (at sessionstart, after
+    junitxml's own, so its suite clock already runs). The terminal still gets every subtest.
+    """
+    from _pytest.junitxml import xml_key
+
+    xml = config.stash.get(xml_key, None)
+    if xml is None or getattr(xml, "_tau2_scenarios_only", False):
+        return
+    logreport = xml.pytest_runtest_logreport
+
+    def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+        if not isinstance(report, pytest.SubtestReport):
+            logreport(report)
+
+    config.pluginmanager.unregister(xml)
+    setattr(xml, "pytest_runtest_logreport", pytest_runtest_logreport)  # noqa: B010  (mypy: a method)
+    setattr(xml, "_tau2_scenarios_only", True)  # noqa: B010
+    config.pluginmanager.register(xml)
 
 
 def _is_controller_of_workers(config: pytest.Config) -> bool:

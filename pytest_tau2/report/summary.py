@@ -4,7 +4,9 @@ Conventions (docs/scoring.md):
 - composite success counts every scenario with a verdict; stalled scenarios and
   infrastructure errors count as not successful (never silently dropped), "N/A" ones are
   listed apart;
-- per-signal rates leave stalled scenarios and infrastructure errors out;
+- per-signal rates leave stalled scenarios and infrastructure errors out; the signals of
+  stalled scenarios are shown apart, under the count of stalled scenarios and the option
+  that decides it (a terse agent may stall in every scenario: its signals still show);
 - NL assertions are counted in assertions, DB-state assertions in predicates.
 """
 
@@ -44,6 +46,10 @@ class Summary:
     setup_errors: int = 0
     signals: dict[str, Rate] = field(default_factory=lambda: defaultdict(Rate))
     informational: dict[str, Rate] = field(default_factory=lambda: defaultdict(Rate))
+    stalled_signals: dict[str, Rate] = field(default_factory=lambda: defaultdict(Rate))
+    """Rates of the gating signals over the stalled scenarios only."""
+    stalled_turns: list[int] = field(default_factory=list)
+    """The agent turns of each stalled scenario."""
     """Rates of signals computed where they are not success signals (saved as ``excluded``)."""
     tokens: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -62,6 +68,8 @@ def summarize(metrics: Iterable[dict[str, Any]]) -> Summary:
             continue
         if m.get("stalled"):
             summary.stalled += 1
+            summary.stalled_turns.append(int(m.get("agent_turns") or 0))
+            _add_signals(m, summary.stalled_signals, None)
             continue
         if m.get("is_successful") == "N/A":
             summary.not_applicable += 1
@@ -69,16 +77,22 @@ def summarize(metrics: Iterable[dict[str, Any]]) -> Summary:
             summary.successful += 1
         else:
             summary.failed += 1
-        # A signal counts in the rates of the scenarios it gates; elsewhere it is informational.
-        gating = set(m.get("success_signals") or [spec.key for spec in signal_specs()])
-        for spec in signal_specs():
-            rates = summary.signals if spec.key in gating else summary.informational
-            if spec.evidence_field is not None:  # a rate signal counts its items (assertions, predicates)
-                for verdict in m.get(spec.evidence_field) or []:
-                    rates[spec.label].add(verdict.get("passed") is True)
-            elif isinstance(m.get(spec.metric), bool):
-                rates[spec.label].add(m[spec.metric])
+        _add_signals(m, summary.signals, summary.informational)
     return summary
+
+
+def _add_signals(m: dict[str, Any], gating_rates: dict[str, Rate], other_rates: dict[str, Rate] | None) -> None:
+    """A signal counts in the rates of the scenarios it gates; elsewhere it is informational (or left out)."""
+    gating = set(m.get("success_signals") or [spec.key for spec in signal_specs()])
+    for spec in signal_specs():
+        rates = gating_rates if spec.key in gating else other_rates
+        if rates is None:
+            continue
+        if spec.evidence_field is not None:  # a rate signal counts its items (assertions, predicates)
+            for verdict in m.get(spec.evidence_field) or []:
+                rates[spec.label].add(verdict.get("passed") is True)
+        elif isinstance(m.get(spec.metric), bool):
+            rates[spec.label].add(m[spec.metric])
 
 
 def _add_tokens(total: dict[str, dict[str, Any]], usage: dict[str, Any]) -> None:
@@ -115,6 +129,10 @@ def render(
     if informational:
         lines.append("Informational (computed, but not success signals of those scenarios):")
         lines += informational
+    if total.stalled:
+        stalled = _rates(total.stalled_signals)
+        lines.append(_stalled_line(total) + ("; their signals:" if stalled else ""))
+        lines += stalled
     domains = sorted({m.get("domain", "?") for m in metrics})
     if len(domains) > 1:
         lines.append("")
@@ -139,6 +157,14 @@ def render(
                 + (f" ({t['replayed_calls']} replayed from cassettes, not spent)" if t["replayed_calls"] else "")
             )
     return "\n".join(lines) + "\n"
+
+
+def _stalled_line(s: Summary) -> str:
+    """How many scenarios stalled, how much their agent spoke, and the option that sets the rule."""
+    low, high = min(s.stalled_turns, default=0), max(s.stalled_turns, default=0)
+    spoke = f"{low} to {high} times" if low != high else f"{low} time{'' if low == 1 else 's'}"
+    scenarios = f"{s.stalled} scenario{'' if s.stalled == 1 else 's'}"
+    return f"Stalled: {scenarios}, in which the agent spoke {spoke}, fewer than --tau2-min-agent-turns (0 turns it off)"
 
 
 def _headline(s: Summary) -> str:
