@@ -10,6 +10,7 @@ sub-results of the call phase. Every file of the scenario travels in the setup r
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import json
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from pytest_tau2.run import participants
 from pytest_tau2.run.agent_side import ProvidesAgentSide
 from pytest_tau2.run.outcome import ScenarioOutcome
 from pytest_tau2.run.pipeline import Judge, run_scenario
+from pytest_tau2.run.trials import split_trial_id, trial_id
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scoring.signals import signal_specs
 from pytest_tau2.settings import Settings
@@ -42,6 +44,7 @@ SAVED_KEY = pytest.StashKey[dict[str, dict[str, Any]]]()
 """``--tau2-resume``: the complete saved metrics by result folder."""
 """The item's result payload (files + metrics), attached to its setup report."""
 PARAM = "tau2_scenario_name"
+TRIAL_PARAM = "tau2_trial"
 
 
 # ---- fixtures -----------------------------------------------------------------------------------
@@ -77,9 +80,18 @@ def _or_fail(name: str, build: Callable[[], T]) -> T:
 
 
 @pytest.fixture
-def tau2_context(tau2_scenario: Scenario, tau2_settings: Settings) -> participants.Context:
-    """What the built-in participants share: the scenario, its gold plan, usage meter, settings."""
-    return _or_fail(tau2_scenario.name, lambda: participants.Context.for_scenario(tau2_scenario, tau2_settings))
+def tau2_trial() -> int:
+    """Which trial of its scenario the item is: 1, or 1..K under ``--tau2-trials K`` (K > 1
+    parametrizes this name, ids ``<scenario>-t<k>``)."""
+    return 1
+
+
+@pytest.fixture
+def tau2_context(tau2_scenario: Scenario, tau2_settings: Settings, tau2_trial: int) -> participants.Context:
+    """What the built-in participants share: the scenario, its gold plan, usage meter, settings, trial."""
+    return _or_fail(
+        tau2_scenario.name, lambda: participants.Context.for_scenario(tau2_scenario, tau2_settings, trial=tau2_trial)
+    )
 
 
 @pytest.fixture
@@ -118,7 +130,7 @@ def tau2_outcome(
     built = (tau2_agent, tau2_user, tau2_judge)
     prefetcher = _prefetcher(request, tau2_settings, all(p is None or tau2_context.built_here(p) for p in built))
     if prefetcher is not None:
-        taken = _or_fail(tau2_scenario.name, lambda: prefetcher.take(tau2_scenario.name))
+        taken = _or_fail(tau2_scenario.name, lambda: prefetcher.take(result_folder(node)))
         tau2_scenario, tau2_context = taken.scenario, taken.context
         run: Callable[[], ScenarioOutcome] = taken.future.result
     else:
@@ -145,7 +157,8 @@ def _prefetcher(request: pytest.FixtureRequest, settings: Settings, all_builtin:
     if prefetcher is None:
         from pytest_tau2.run.prefetch import Prefetcher
 
-        names = [name for name in map(_scenario_name, request.session.items) if name is not None]
+        # Item ids: the scenario name, or <name>-t<k> for one of several trials.
+        names = [result_folder(item) for item in request.session.items if _scenario_name(item) is not None]
         prefetcher = Prefetcher(
             names,
             settings.concurrency,
@@ -176,6 +189,7 @@ def _record(
         agent_kind=participants.describe_agent(tau2_settings, agent, tau2_context),
         user_kind=participants.describe_user(tau2_settings, user, tau2_context),
         infrastructure_error=infra_text,
+        trial=tau2_context.trial_record(),
         recording=recording,
     )
     node.stash[RESULT_KEY] = files.scenario_payload(
@@ -213,7 +227,8 @@ def _record_properties(node: pytest.Item, metrics: dict[str, Any]) -> None:
 
 
 def result_folder(node: pytest.Item) -> str:
-    """The item's folder in the results dir: its parameter id (the scenario name)."""
+    """The item's folder in the results dir: its parameter id (the scenario name, or
+    ``<name>-t<k>`` for one of several trials)."""
     callspec = getattr(node, "callspec", None)
     return callspec.id if callspec is not None else node.name
 
@@ -309,3 +324,65 @@ def _scenario_name(item: pytest.Item) -> str | None:
     if callspec is None or PARAM not in callspec.params:
         return None
     return str(callspec.params[PARAM])
+
+
+# ---- trials -------------------------------------------------------------------------------------
+
+
+def trial_params(names: list[Any], errors: set[str], trials: int) -> list[Any]:
+    """``(scenario, trial)`` parameters for ``--tau2-trials`` > 1, ids ``<scenario>-t<k>``, the
+    trials of a scenario next to each other. ``names`` are the one-trial parameters (pytest.param
+    of the scenario name); an unavailable domain's error item stays a single trial-1 item."""
+    params = []
+    for param in names:
+        name = str(param.values[0])
+        count = 1 if name in errors else trials
+        ids = [param.id] if name in errors else [trial_id(name, k, trials) for k in range(1, count + 1)]
+        params += [pytest.param(name, k, id=ids[k - 1], marks=param.marks) for k in range(1, count + 1)]
+    return params
+
+
+def selection_patterns(patterns: list[str], trials: int) -> list[str]:
+    """``--tau2-scenarios`` patterns as scenario selectors: ``<name>-t<k>`` selects ``<name>``
+    (:func:`narrow_to_trials` then keeps the named trial)."""
+    plain, narrowed = split_trial_patterns(patterns, trials)
+    return plain + [name for name, _ in narrowed]
+
+
+def split_trial_patterns(patterns: list[str], trials: int) -> tuple[list[str], list[tuple[str, int]]]:
+    """The plain patterns, and the ``(name pattern, trial)`` pairs of ``<name>-t<k>`` patterns."""
+    if trials <= 1:
+        return patterns, []
+    plain: list[str] = []
+    narrowed: list[tuple[str, int]] = []
+    for pattern in patterns:
+        name, trial = split_trial_id(pattern)
+        if trial is None:
+            plain.append(pattern)
+        elif trial > trials:
+            raise pytest.UsageError(f"--tau2-scenarios: {pattern!r} names trial {trial}, but --tau2-trials is {trials}")
+        else:
+            narrowed.append((name, trial))
+    return plain, narrowed
+
+
+def narrow_to_trials(config: pytest.Config, items: list[pytest.Item], patterns: list[str]) -> None:
+    """Keep only the named trials of scenarios that ``--tau2-scenarios`` selected by a trial pattern alone."""
+    plain, narrowed = split_trial_patterns(patterns, config.stash[SETTINGS_KEY].trials)
+    if not narrowed:
+        return
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        name = _scenario_name(item)
+        trial = item.callspec.params.get(TRIAL_PARAM) if name is not None else None  # type: ignore[attr-defined]
+        wanted = (
+            name is None
+            or trial is None
+            or any(fnmatch.fnmatchcase(name, p) for p in plain)
+            or any(fnmatch.fnmatchcase(name, p) and trial == k for p, k in narrowed)
+        )
+        (keep if wanted else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_tau2.report import files
+from pytest_tau2.report.leaderboard import pass_hat_k_document
 from pytest_tau2.report.run_folder import RunFolder
 from pytest_tau2.report.summary import render
 
@@ -124,7 +125,13 @@ class RunReport:
         if self.is_worker or not self.started:
             return
         metrics, errors = self.entries(session)
-        files.write_json(self.results_dir / "all_metrics.json", {"scenarios": metrics, "errors_without_result": errors})
+        lost = [e["scenario"] for e in errors]
+        document = {
+            "scenarios": metrics,
+            "errors_without_result": errors,
+            "pass_hat_k": pass_hat_k_document(metrics, lost),
+        }
+        files.write_json(self.results_dir / "all_metrics.json", document)
         files.write_text(self.results_dir / "all_summary.txt", self._text(session))
         try:
             from pytest_tau2.report.html import write_report

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_tau2.report import leaderboard
 from pytest_tau2.scoring.signals import signal_specs
 
 
@@ -133,13 +134,18 @@ def render(
         stalled = _rates(total.stalled_signals)
         lines.append(_stalled_line(total) + ("; their signals:" if stalled else ""))
         lines += stalled
+    comparable = leaderboard.summary_lines(metrics, errored)  # tau2 reward and pass^k (docs/leaderboard.md)
+    if comparable:
+        lines += ["", *comparable]
     domains = sorted({m.get("domain", "?") for m in metrics})
     if len(domains) > 1:
         lines.append("")
         lines.append("Per domain:")
         for domain in domains:
-            part = summarize(m for m in metrics if m.get("domain") == domain)
-            lines.append(f"  {domain}: {_headline(part)}")
+            in_domain = [m for m in metrics if m.get("domain") == domain]
+            lines.append(f"  {domain}: {_headline(summarize(in_domain))}")
+            lost = [name for name in errored if name.startswith(f"{domain}__")]
+            lines += [f"    {line}" for line in leaderboard.domain_lines(in_domain, lost)]
     agents = sorted({str(m.get("agent")) for m in metrics if m.get("agent")})
     users = sorted({str(m.get("user")) for m in metrics if m.get("user")})
     if agents or users:
