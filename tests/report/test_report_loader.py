@@ -103,6 +103,8 @@ def test_fields_of_later_versions_are_read_and_shown(tmp_path: Path) -> None:
     items = [metrics("shop__a", trial=0, **extra), metrics("shop__a", trial=1, tau2_reward=1.0, recording=recording)]
     folder = write_folder(tmp_path, items, top={"errors_without_result": [{"scenario": "shop__z", "reason": "killed"}],
                                                 "interrupted": False})  # fmt: skip
+    info = {"fingerprint": {"seed": 300, "trials": 2, "judge_model": None}, "started": "2026-12-01T04:48:37+00:00"}
+    (folder / "run.json").write_text(json.dumps(info), "utf-8")
     run = load_run(folder)
     assert [s.key for s in run.scenarios] == ["shop__a-t0", "shop__a-t1"]
     first = run.scenarios[0]
@@ -113,7 +115,9 @@ def test_fields_of_later_versions_are_read_and_shown(tmp_path: Path) -> None:
     assert numbers.markers == {"trials": 2, "resumed": 1, "replayed": 1, "recorded": 1, "stalled": 0}
     assert numbers.errors_without_result == [("shop__z", "killed")]
     assert run.extra == {"interrupted": False}
+    assert numbers.options == {"seed": 300, "trials": 2}  # run.json's settings, unset ones left out
     html = render_report([run], folder)
+    assert "2026-12-01T04:48:37+00:00" in html and "Options that decide verdicts" in html
     assert "tau2 reward per domain" in html and "tau2 reward components" in html
     assert "seed_used" in html  # travels in the scenario's details, shown under "Other fields"
     index = json.loads(re.search(r'id="tau2-index">(.*?)</script>', html, re.DOTALL)[1])  # type: ignore[index]

@@ -20,6 +20,7 @@ from pytest_tau2.errors import Tau2Error
 METRICS = "metrics.json"
 ALL_METRICS = "all_metrics.json"
 SUMMARY = "all_summary.txt"
+RUN_INFO = "run.json"
 TRANSCRIPT = "transcript.json"
 JUDGE = "judge_result.json"
 METADATA = "scenario_config/metadata.json"
@@ -202,6 +203,8 @@ class Run:
     """all_metrics.json's ``pass_k`` block as written (shape owned by the trials feature)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Other top-level keys of all_metrics.json, shown as-is."""
+    info: dict[str, Any] = field(default_factory=dict)
+    """run.json when the folder has one: the run's settings fingerprint, version, start time, shard."""
 
 
 def read_json(path: Path) -> Any:
@@ -251,6 +254,7 @@ def load_run(path: Path) -> Run:
     folders = {s.key: per_folder[(s.scenario, s.trial)][1] for s in scenarios if (s.scenario, s.trial) in per_folder}
     scenarios.sort(key=lambda s: (s.scenario, s.trial or 0))
     summary = path / SUMMARY
+    info = _optional_json(path / RUN_INFO)
     return Run(
         path=path,
         scenarios=scenarios,
@@ -259,6 +263,7 @@ def load_run(path: Path) -> Run:
         summary_text=summary.read_text("utf-8", errors="replace") if summary.is_file() else "",
         pass_k=top.get("pass_k"),
         extra={k: v for k, v in top.items() if k not in ("scenarios", "errors_without_result", "pass_k")},
+        info=info if isinstance(info, dict) else {},
     )
 
 

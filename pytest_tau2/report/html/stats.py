@@ -109,6 +109,15 @@ class Overview:
     data_pins: list[dict[str, Any]]
     markers: dict[str, int]
     extra: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The settings that decide verdicts (run.json's fingerprint), unset ones left out."""
+        fingerprint = self.info.get("fingerprint")
+        if not isinstance(fingerprint, dict):
+            return {}
+        return {k: v for k, v in sorted(fingerprint.items()) if v is not None}
 
     @property
     def cost_usd(self) -> float | None:
@@ -172,6 +181,7 @@ def overview(run: Run, label: str) -> Overview:
             "stalled": sum(1 for r in results if r.stalled),
         },
         extra=run.extra,
+        info=run.info,
     )
 
 
