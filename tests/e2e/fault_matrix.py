@@ -38,12 +38,13 @@ def junit_outcome(run: PytestRun, scenario: str) -> str:
 
 
 def all_metrics_scenarios(run: PytestRun) -> list[str]:
-    """Scenario names of ``all_metrics.json`` (empty when the run wrote none)."""
+    """Scenario names of ``all_metrics.json``: results and errors without a result (empty without the file)."""
     path = run.results_dir / "all_metrics.json"
     if not path.exists():
         return []
     data: dict[str, Any] = json.loads(path.read_text("utf-8"))
-    return [str(entry["scenario"]) for entry in data.get("scenarios", [])]
+    entries = [*data.get("scenarios", []), *data.get("errors_without_result", [])]
+    return [str(entry["scenario"]) for entry in entries]
 
 
 def assert_counts_agree(run: PytestRun, expected: Iterable[str]) -> None:
