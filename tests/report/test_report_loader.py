@@ -16,8 +16,10 @@ import pytest
 
 from pytest_tau2.cli import main as cli_main
 from pytest_tau2.report.html import ReportInputError, load_run, write_report
+from pytest_tau2.report.html.passk import pass_k_curves
 from pytest_tau2.report.html.render import render_report
-from pytest_tau2.report.html.stats import overview, pass_k_curves
+from pytest_tau2.report.html.stats import overview
+from pytest_tau2.report.leaderboard import pass_hat_k_document
 from pytest_tau2.report.metrics import metrics_schema
 
 
@@ -154,6 +156,42 @@ def test_pass_k_blocks_of_several_shapes_become_curves(tmp_path: Path, block: di
     assert "pass^k over k" in render_report([run], tmp_path)
 
 
+def test_pass_hat_k_block_of_the_run_report_becomes_curves_and_notes(tmp_path: Path) -> None:
+    """The block as report/leaderboard.py writes it: six-signal and tau2-reward curves, per domain too."""
+    items = [
+        metrics("tau2_shop__a", trial=t, trials=3, tau2_id="a", tau2_reward=r, passed=r == 1.0)
+        for t, r in ((1, 1.0), (2, 1.0), (3, 0.0))
+    ] + [
+        metrics("tau2_shop__b", trial=1, trials=3, tau2_id="b", tau2_reward=1.0),
+        metrics("tau2_shop__b", trial=2, trials=3, tau2_id="b", tau2_reward=1.0),
+        metrics("tau2_shop__b", trial=3, trials=3, tau2_id="b", tau2_reward=None, passed=False,
+                infrastructure_error="HTTP 500 from the provider"),
+    ]  # fmt: skip
+    block = pass_hat_k_document(items)
+    run = load_run(write_folder(tmp_path, items, top={"pass_hat_k": block}))
+    curves, source, notes = pass_k_curves(run)
+    assert source == "all_metrics.json"
+    by_name = {c.name: c for c in curves}
+    assert sorted(by_name) == ["six-signal verdict", "tau2 reward", "tau2_shop: six-signal verdict",
+                               "tau2_shop: tau2 reward"]  # fmt: skip
+    assert [c.name for c in curves if c.overall] == ["six-signal verdict", "tau2 reward"]
+    expected = block["six_signal"]["run"]["pass_hat_k"]
+    assert by_name["six-signal verdict"].points == [(int(k), v) for k, v in expected.items() if v is not None]
+    assert by_name["six-signal verdict"].points[0] == (1, pytest.approx(5 / 6))  # (2/3 + 2/2) / 2
+    assert notes["trials per task"] == 3
+    assert notes["six-signal verdict, infrastructure errors"] == 1
+    assert "pass_hat_k" not in run.extra
+    html = render_report([run], tmp_path)
+    assert "pass^k over k" in html and "pass^2" in html and "pass^3" not in html  # b has 2 valid trials
+
+
+def test_one_trial_per_task_draws_no_pass_k_chart(tmp_path: Path) -> None:
+    items = [metrics("tau2_shop__a", trial=1, trials=1, tau2_id="a", tau2_reward=1.0)]
+    run = load_run(write_folder(tmp_path, items, top={"pass_hat_k": pass_hat_k_document(items)}))
+    assert [c.points for c in pass_k_curves(run)[0] if c.overall] == [[(1, 1.0)], [(1, 1.0)]]
+    assert "pass^k over k" not in render_report([run], tmp_path)
+
+
 def test_pass_k_from_trials_when_the_block_is_absent(tmp_path: Path) -> None:
     """Task a: 2 of 3 trials pass. Task b: 2 valid trials, both pass (a third lost to infrastructure)."""
     items = [
@@ -165,7 +203,7 @@ def test_pass_k_from_trials_when_the_block_is_absent(tmp_path: Path) -> None:
     curves, source, _ = pass_k_curves(run)
     assert source == "computed from the trials' results"
     (curve,) = curves  # no tau2_reward in these results: one curve
-    assert curve.name == "is_successful"
+    assert curve.name == "six-signal verdict"
     # k=1: (2/3 + 2/2) / 2; k=2: (C(2,2)/C(3,2) + C(2,2)/C(2,2)) / 2; k=3: only task a, C(2,3)/C(3,3) = 0
     assert [k for k, _ in curve.points] == [1, 2, 3]
     assert [v for _, v in curve.points] == pytest.approx([5 / 6, 2 / 3, 0.0])

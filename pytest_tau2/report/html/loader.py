@@ -200,7 +200,7 @@ class Run:
     errors_without_result: list[ErrorWithoutResult] = field(default_factory=list)
     summary_text: str = ""
     pass_k: Any = None
-    """all_metrics.json's ``pass_k`` block as written (shape owned by the trials feature)."""
+    """all_metrics.json's ``pass_hat_k`` block as written (see passk.py)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Other top-level keys of all_metrics.json, shown as-is."""
     info: dict[str, Any] = field(default_factory=dict)
@@ -261,8 +261,8 @@ def load_run(path: Path) -> Run:
         folders=folders,
         errors_without_result=[_error_entry(e) for e in top.get("errors_without_result") or []],
         summary_text=summary.read_text("utf-8", errors="replace") if summary.is_file() else "",
-        pass_k=top.get("pass_k"),
-        extra={k: v for k, v in top.items() if k not in ("scenarios", "errors_without_result", "pass_k")},
+        pass_k=top.get("pass_hat_k", top.get("pass_k")),
+        extra={k: v for k, v in top.items() if k not in ("scenarios", "errors_without_result", "pass_hat_k", "pass_k")},
         info=info if isinstance(info, dict) else {},
     )
 

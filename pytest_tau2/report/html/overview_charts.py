@@ -27,8 +27,13 @@ def overview_charts(overviews: list[Overview]) -> dict[str, str]:
             for name in components
         ]
         out["components"] = charts.bar_chart(bars, title="tau2 reward components", series=names, tone_by_value=True)
-    curves = [(f"{o.label}: {c.name}" if len(overviews) > 1 else c.name, c.points) for o in overviews for c in o.pass_k]
-    if curves:
+    curves = [
+        (f"{o.label}: {c.name}" if len(overviews) > 1 else c.name, c.points)
+        for o in overviews
+        for c in o.pass_k
+        if c.overall
+    ]
+    if any(len(points) > 1 for _, points in curves):  # one trial per task: pass^1 is the rate above
         out["pass_k"] = charts.line_chart(curves, title="pass^k over k")
     if any(o.durations for o in overviews):
         out["durations"] = charts.histogram(

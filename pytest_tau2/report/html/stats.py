@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
-import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_tau2.report.html.loader import Run, ScenarioResult
+from pytest_tau2.report.html.passk import Curve, pass_k_curves
 
 SIGNALS = (
     # (label, signal, metrics field or None for per-item verdict lists, unit)
@@ -78,14 +77,6 @@ class SideUsage:
 
 
 @dataclass
-class Curve:
-    """One pass^k line: ``points`` are (k, value) pairs."""
-
-    name: str
-    points: list[tuple[int, float]]
-
-
-@dataclass
 class Overview:
     label: str
     scenarios: int
@@ -110,6 +101,11 @@ class Overview:
     markers: dict[str, int]
     extra: dict[str, Any] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def pass_k_ks(self) -> list[int]:
+        """Every k of the run's pass^k curves, in order (the columns of their table)."""
+        return sorted({k for curve in self.pass_k for k, _ in curve.points})
 
     @property
     def options(self) -> dict[str, Any]:
@@ -296,89 +292,3 @@ def _models(results: list[ScenarioResult]) -> list[tuple[str, str, str]]:
 def _distinct(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     unique = {json.dumps(item, sort_keys=True, default=str): item for item in items}
     return [unique[key] for key in sorted(unique)]
-
-
-# pass^k ---------------------------------------------------------------------------------------
-
-_K_KEY = re.compile(r"^(?:k\s*=\s*|pass\^|pass_|pass\^k=)?(\d+)$", re.IGNORECASE)
-
-
-def pass_k_curves(run: Run) -> tuple[list[Curve], str, dict[str, Any]]:
-    """The pass^k curves of a run, where they come from, and the block's other values.
-
-    all_metrics.json's ``pass_k`` block is the authority when present; its layout belongs to
-    the trials feature, so every mapping of k to a number found in it becomes a curve named by
-    its path (``is_successful / overall``). Without the block, runs with trials get curves
-    computed here from each trial's verdict: per task C(c, k) / C(n, k) over its n valid
-    trials (infrastructure errors are not valid), averaged over the tasks with n >= k.
-    """
-    if run.pass_k is not None:
-        curves: list[Curve] = []
-        notes: dict[str, Any] = {}
-        _find_curves(run.pass_k, [], curves, notes)
-        return curves, "all_metrics.json", notes
-    if any(r.shown_trial is not None for r in run.scenarios):
-        return _computed_curves(run.scenarios), "computed from the trials' results", {}
-    return [], "", {}
-
-
-def _find_curves(node: Any, path: list[str], curves: list[Curve], notes: dict[str, Any]) -> None:
-    name = " / ".join(path) or "pass^k"
-    if isinstance(node, dict):
-        points = _k_points(node)
-        if points:
-            curves.append(Curve(name, points))
-            return
-        for key, value in node.items():
-            _find_curves(value, [*path, str(key)], curves, notes)
-    elif isinstance(node, list) and node and all(_is_number(v) for v in node):
-        curves.append(Curve(name, [(i + 1, float(v)) for i, v in enumerate(node)]))
-    elif isinstance(node, list) and node and all(isinstance(v, dict) and "k" in v for v in node):
-        points = []
-        for item in node:
-            value = next((item[k] for k in ("value", "pass_k", "rate", "score") if _is_number(item.get(k))), None)
-            if _is_number(item["k"]) and value is not None:
-                points.append((int(item["k"]), float(value)))
-        if points:
-            curves.append(Curve(name, sorted(points)))
-    elif path:
-        notes[name] = node
-
-
-def _k_points(mapping: dict[str, Any]) -> list[tuple[int, float]]:
-    points = []
-    for key, value in mapping.items():
-        match = _K_KEY.match(str(key).strip())
-        if not match or not _is_number(value):
-            return []
-        points.append((int(match[1]), float(value)))
-    return sorted(points)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _computed_curves(results: list[ScenarioResult]) -> list[Curve]:
-    tasks: dict[str, list[ScenarioResult]] = defaultdict(list)
-    for r in results:
-        tasks[r.scenario].append(r)
-    curves = []
-    verdicts = (
-        ("is_successful", lambda r: r.is_successful is True, lambda r: r.is_successful != "N/A"),
-        ("tau2_reward", lambda r: r.tau2_reward == 1.0, lambda r: r.tau2_reward is not None),
-    )
-    for name, ok, counted in verdicts:
-        per_task = []
-        for trials in tasks.values():
-            valid = [t for t in trials if not t.infrastructure_error and counted(t)]
-            per_task.append((len(valid), sum(1 for t in valid if ok(t))))
-        top = max((n for n, _ in per_task), default=0)
-        points = []
-        for k in range(1, top + 1):
-            values = [math.comb(c, k) / math.comb(n, k) for n, c in per_task if n >= k]
-            if values:
-                points.append((k, statistics.fmean(values)))
-        if points:
-            curves.append(Curve(name, points))
-    return curves
