@@ -1,32 +1,38 @@
 """``pytest-tau2 list``: the scenarios a ``pytest`` run in a project would collect, by domain.
 
-The list comes from pytest's own collection (``pytest --collect-only``, in this process), so
-it sees exactly what ``pytest`` started in that folder sees: the rootdir and its ini file,
-the root ``conftest.py`` that imports the project's scenarios (this repository's imports
-``scenarios``), ``tau2_*`` ini settings such as ``tau2_telecom_tasks``, and any pytest
-options given after the command's own (``-k``, ``-m``, ``--tau2-telecom-tasks=full``).
-Collection reads the registry and, for the tau2 ports, the task lists; it parses no
-database, seeds nothing and calls no model, so listing all tau2 domains takes about a
-second.
+The list comes from pytest's own collection (``pytest --collect-only`` in a child process,
+with this module loaded as a plugin that writes what it collected), so it sees exactly what
+``pytest`` started in that folder sees: the rootdir and its ini file, the root
+``conftest.py`` that imports the project's scenarios (this repository's imports
+``scenarios``), ``tau2_*`` ini settings such as ``tau2_telecom_tasks``, and any pytest options
+given after the command's own (``-k``, ``-m``, ``--tau2-telecom-tasks=full``). Collection
+reads the registry and, for the tau2 ports, the task lists; it parses no database, seeds
+nothing and calls no model. This module imports pytest only for type checking: the child
+process is the pytest adapter.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import difflib
-import io
+import json
 import os
 import re
+import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pytest
+if TYPE_CHECKING:
+    import pytest
 
 UNAVAILABLE = "__unavailable"
 SPLIT_MARKERS = {"tau2_split_train": "train", "tau2_split_test": "test"}
+NO_TESTS_COLLECTED = 5
+"""pytest's exit code when nothing was collected."""
 OUTPUT_TAIL = 40
 """Lines of pytest's output shown when collection fails."""
 NOT_SHOWN = frozenset({"tau2", "parametrize"})
@@ -64,76 +70,92 @@ class ListingError(Exception):
         self.exit_code = exit_code
 
 
-class _Collector:
-    """A pytest plugin object that keeps the collected scenario items and the run's catalog errors."""
+# ---- the collecting side: a pytest plugin module (``-p pytest_tau2.listing``) -------------------------
 
-    def __init__(self) -> None:
-        self.items: list[tuple[str, list[str]]] = []
-        self.unavailable: dict[str, str] = {}
-        self.rootdir: Path | None = None
+OUTPUT_ENV = "PYTEST_TAU2_LIST_OUTPUT"
+"""Where the collecting process writes what it found (JSON); the plugin does nothing without it."""
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from pytest_tau2.plugin import CATALOG_KEY, PARAM
 
-        self.rootdir = session.config.rootpath
-        for item in session.items:
-            callspec = getattr(item, "callspec", None)
-            if callspec is None or PARAM not in callspec.params:
-                continue
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Write the collected scenario items, their markers and the unavailable domains' errors."""
+    output = os.environ.get(OUTPUT_ENV)
+    if not output:
+        return
+    from pytest_tau2.items import CATALOG_KEY, PARAM
+
+    items = []
+    for item in session.items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and PARAM in callspec.params:
             markers = sorted({m.name for m in item.iter_markers()} - NOT_SHOWN)
-            self.items.append((str(callspec.params[PARAM]), markers))
-        catalog = session.config.stash.get(CATALOG_KEY, None)
-        for name, exc in getattr(catalog, "errors", {}).items():
-            self.unavailable[name] = f"{type(exc).__name__}: {exc}"
+            items.append([str(callspec.params[PARAM]), markers])
+    catalog = session.config.stash.get(CATALOG_KEY, None)
+    errors = getattr(catalog, "errors", {})
+    unavailable = {name: f"{type(exc).__name__}: {exc}" for name, exc in errors.items()}
+    found = {"rootdir": str(session.config.rootpath), "items": items, "unavailable": unavailable}
+    Path(output).write_text(json.dumps(found), "utf-8")
+
+
+# ---- the listing side ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Collected:
+    code: int
+    output: str
+    rootdir: Path | None = None
+    items: list[tuple[str, list[str]]] = field(default_factory=list)
+    unavailable: dict[str, str] = field(default_factory=dict)
 
 
 def collect(folder: Path, pytest_args: Sequence[str] = ()) -> Listing:
-    """Collect as ``cd folder && pytest --collect-only [pytest_args]`` would, without printing."""
-    collector, code, output = _collect_in(folder, pytest_args)
-    if not collector.items and collector.rootdir is not None and collector.rootdir != folder.resolve():
+    """Collect as ``cd folder && pytest --collect-only [pytest_args]`` would (in a child process)."""
+    found = _collect_in(folder, pytest_args)
+    if not found.items and found.rootdir is not None and found.rootdir != folder.resolve():
         # Started in a subfolder of a project: pytest would collect only that subfolder (testpaths
         # apply at the rootdir), but a listing is about the project. Collect from its rootdir.
-        folder = collector.rootdir
-        collector, code, output = _collect_in(folder, pytest_args)
-    if code == pytest.ExitCode.NO_TESTS_COLLECTED or (code == pytest.ExitCode.OK and not collector.items):
+        folder = found.rootdir
+        found = _collect_in(folder, pytest_args)
+    if found.code == NO_TESTS_COLLECTED or (found.code == 0 and not found.items):
         raise ListingError(
-            f"no scenario collected in {collector.rootdir or folder} (is there a test module with "
+            f"no scenario collected in {found.rootdir or folder} (is there a test module with "
             "'from pytest_tau2 import test_scenario', and a conftest.py that imports your scenarios?)",
             1,
         )
-    if code != pytest.ExitCode.OK:
-        lines = output.getvalue().rstrip().splitlines()
+    if found.code != 0:
+        lines = found.output.rstrip().splitlines()
         shown = "\n".join(lines[-OUTPUT_TAIL:])
         more = f"(the last {OUTPUT_TAIL} lines; pytest --collect-only shows all)\n" if len(lines) > OUTPUT_TAIL else ""
-        raise ListingError(f"pytest could not collect in {folder} (exit code {int(code)}):\n{more}{shown}", 2)
+        raise ListingError(f"pytest could not collect in {folder} (exit code {found.code}):\n{more}{shown}", 2)
     domains: dict[str, Domain] = {}
-    for name, markers in collector.items:
+    for name, markers in found.items:
         domain = domains.setdefault(name.split("__", 1)[0], Domain(name.split("__", 1)[0]))
         if name.endswith(UNAVAILABLE):
-            domain.unavailable = collector.unavailable.get(name, "unavailable (run its item to see why)")
+            domain.unavailable = found.unavailable.get(name, "unavailable (run its item to see why)")
         else:
             domain.scenarios[name] = markers
-    return Listing(collector.rootdir or folder, dict(sorted(domains.items())))
+    return Listing(found.rootdir or folder, dict(sorted(domains.items())))
 
 
-def _collect_in(folder: Path, pytest_args: Sequence[str]) -> tuple[_Collector, int, io.StringIO]:
-    collector = _Collector()
-    args = ["--collect-only", "-q", "-p", "no:cacheprovider", *pytest_args]
-    output = io.StringIO()
-    with _working_directory(folder), contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-        code = pytest.main(args, plugins=[collector])
-    return collector, int(code), output
-
-
-@contextlib.contextmanager
-def _working_directory(folder: Path) -> Iterator[None]:
-    previous = Path.cwd()
-    os.chdir(folder)
-    try:
-        yield
-    finally:
-        os.chdir(previous)
+def _collect_in(folder: Path, pytest_args: Sequence[str]) -> _Collected:
+    # A child process: collection imports the project's conftest and scenario modules, which must
+    # not leak into this one (or into the next collection, from the rootdir).
+    with tempfile.TemporaryDirectory(prefix="tau2-list-") as scratch:
+        output = Path(scratch) / "collected.json"
+        command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-p", __name__]
+        done = subprocess.run(
+            [*command, *pytest_args],
+            cwd=folder,
+            env={**os.environ, OUTPUT_ENV: str(output)},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if not output.exists():
+            return _Collected(done.returncode, done.stdout + done.stderr)
+        data = json.loads(output.read_text("utf-8"))
+    items = [(str(name), list(markers)) for name, markers in data["items"]]
+    return _Collected(done.returncode, done.stdout + done.stderr, Path(data["rootdir"]), items, data["unavailable"])
 
 
 def select_domains(listing: Listing, wanted: Sequence[str]) -> list[Domain]:

@@ -7,9 +7,9 @@ another folder (``--rootdir``) or from a subfolder.
 
 from __future__ import annotations
 
+import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -74,23 +74,43 @@ def test_this_repository_by_domain_with_counts_and_split_markers() -> None:
     assert sorted(names) == sorted(re.findall(r"test_scenario\[(\w+)\]", collected))  # what pytest runs
 
 
+PARSE_PROBE = """
+import json
+import json
+import os
+
+import pytest_tau2.data.parsing as parsing
+
+_parsed = parsing.parsed
+seen = []
+
+
+def parsed(path, read, hint=""):  # every data file pytest-tau2 parses goes through parsing.parsed
+    seen.append(str(path))
+    return _parsed(path, read, hint)
+
+
+parsing.parsed = parsed
+
+
+def pytest_unconfigure(config):
+    with open(os.environ["TAU2_PARSE_PROBE_OUT"], "w", encoding="utf-8") as out:
+        json.dump(seen, out)
+"""
+
+
 @requires_data("retail", "airline", "telecom")
 def test_listing_parses_no_database(tmp_path: Path) -> None:
-    """Every DB file replaced by text that no JSON/TOML parser accepts: the listing is unchanged."""
-    data = tmp_path / "tau2-data"
-    for source in DATA_DIR.rglob("*"):
-        target = data / source.relative_to(DATA_DIR)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_dir():
-            target.mkdir(exist_ok=True)
-        elif source.name in ("db.json", "db.toml", "user_db.toml"):
-            target.write_text("this is not a database {", "utf-8")
-        else:
-            shutil.copyfile(source, target)  # not a symlink: data paths may not lead out of the root
-    broken = _list("--tau2-allow-unpinned-data", env=_env(TAU2_DATA_DIR=str(data)))
-    assert broken.returncode == 0, broken.stderr
-    assert broken.stdout.replace(str(data), "DATA") == _list().stdout.replace(str(DATA_DIR), "DATA")
-    assert "unavailable" not in broken.stdout
+    """The data files the collecting process parses: the task lists, never a database."""
+    (tmp_path / "tau2_parse_probe.py").write_text(PARSE_PROBE, "utf-8")
+    out = tmp_path / "parsed.json"
+    probe_env = _env(PYTHONPATH=str(tmp_path), TAU2_PARSE_PROBE_OUT=str(out))
+    done = _list("-p", "tau2_parse_probe", env=probe_env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == _list().stdout  # the probe changes nothing
+    parsed = [Path(p).name for p in json.loads(out.read_text("utf-8"))]
+    assert "split_tasks.json" in parsed
+    assert not {"db.json", "db.toml", "user_db.toml", "orders.json"} & set(parsed), parsed
 
 
 @requires_data("retail")
