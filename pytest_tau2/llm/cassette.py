@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import difflib
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,13 +33,14 @@ from pytest_tau2.llm.cassette_file import (
     CassetteError,
     Interaction,
     load,
+    masked_data,
     match_key,
     ordered,
     render_request,
     write,
 )
 from pytest_tau2.llm.client import Completion, ModelConfig, ToolCallRequest
-from pytest_tau2.llm.secrets import is_secret_name, redact
+from pytest_tau2.llm.secrets import is_secret_name
 
 __all__ = [
     "RECORD_MODES",
@@ -132,16 +133,6 @@ def _without_secrets(value: Any) -> Any:
 # ---- requests and replies as data ---------------------------------------------------------------
 
 
-def _redacted(value: Any, secrets: Iterable[str]) -> Any:
-    if isinstance(value, str):
-        return redact(value, secrets)
-    if isinstance(value, Mapping):
-        return {k: _redacted(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redacted(v, secrets) for v in value]
-    return value
-
-
 def _reply_data(completion: Completion) -> dict[str, Any]:
     reply: dict[str, Any] = {"content": completion.text}
     if completion.tool_calls:
@@ -178,7 +169,7 @@ class Lookup:
     call: int
     request: dict[str, Any]
     key: str
-    secrets: list[str]
+    secrets: frozenset[str]
     completion: Completion | None = None
 
 
@@ -238,7 +229,7 @@ class Cassette:
 
         Raises :class:`CassetteMissError` for a miss in a replay-only mode.
         """
-        secrets = config.secrets()
+        secrets = frozenset(config.secrets())
         request: dict[str, Any] = {"model": config.model, "args": reply_changing_args(config, response_format)}
         request["tools"] = list(tools) if tools else None
         request["messages"] = list(messages)
@@ -272,8 +263,8 @@ class Cassette:
 
     def record(self, lookup: Lookup, completion: Completion) -> None:
         """Add a call the model has just answered (credentials masked)."""
-        request = _redacted(ordered(lookup.request), lookup.secrets)
-        reply = _redacted(_reply_data(completion), lookup.secrets)
+        request = masked_data(ordered(lookup.request), lookup.secrets)
+        reply = masked_data(_reply_data(completion), lookup.secrets)
         with self._lock:
             self.played.append(Interaction(lookup.side, lookup.call, request, reply, lookup.key))
             self.new_calls += 1
@@ -322,7 +313,7 @@ class Cassette:
         if nearest is None:
             sides = sorted({i.side for i in self.recorded}) or ["none"]
             return f"{head}: the cassette has no {lookup.side} calls (sides recorded: {', '.join(sides)}). {fix}"
-        live = _redacted(ordered(lookup.request), lookup.secrets)
+        live = masked_data(ordered(lookup.request), lookup.secrets)
         diff = _diff(render_request(nearest.request), render_request(live), nearest, lookup)
         return f"{head}. Nearest recorded request: {nearest.side} call #{nearest.call}; differences:\n{diff}\n{fix}"
 
@@ -330,7 +321,7 @@ class Cassette:
         candidates = [i for i in self.recorded if i.side == lookup.side]
         if not candidates:
             return None
-        live = render_request(_redacted(ordered(lookup.request), lookup.secrets)).splitlines()
+        live = render_request(masked_data(ordered(lookup.request), lookup.secrets)).splitlines()
 
         def score(interaction: Interaction) -> tuple[float, bool]:
             lines = render_request(interaction.request).splitlines()

@@ -7,12 +7,13 @@ request did not hold) and read back whole, so matching always sees the request a
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,18 @@ import yaml
 from pytest_tau2.errors import Tau2Error
 from pytest_tau2.llm.secrets import redact
 
-__all__ = ["FORMAT", "CassetteError", "Interaction", "load", "match_key", "ordered", "render_request", "write"]
+__all__ = [
+    "FORMAT",
+    "CassetteError",
+    "Interaction",
+    "load",
+    "masked",
+    "masked_data",
+    "match_key",
+    "ordered",
+    "render_request",
+    "write",
+]
 
 FORMAT = 1
 SUFFIX = ".yaml"
@@ -50,15 +62,55 @@ class Interaction:
 _LINE_END_BLANKS = re.compile(r"[ \t]+(?=\n|\Z)")
 
 
-def match_key(request: Mapping[str, Any], secrets: Iterable[str] = ()) -> str:
+@functools.lru_cache(maxsize=8192)
+def masked(text: str, secrets: frozenset[str] = frozenset()) -> str:
+    """``text`` with credentials masked (:func:`~pytest_tau2.llm.secrets.redact`), cached.
+
+    Every call of a conversation resends its system prompt, tool schemas and earlier messages;
+    masking each text once instead of on every call is what keeps a replay near the cost of an
+    offline run (bench/results/recording.md).
+    """
+    return redact(text, secrets)
+
+
+@functools.lru_cache(maxsize=8192)
+def _key_text(text: str, secrets: frozenset[str]) -> str:
+    # Blanks at line ends do not count: editors and commit hooks strip them from literal blocks.
+    text = masked(text, secrets)
+    return _LINE_END_BLANKS.sub("", text) if " \n" in text or "\t" in text or text.endswith(" ") else text
+
+
+def masked_data(value: Any, secrets: frozenset[str] = frozenset(), *, _text: Any = masked) -> Any:
+    """``value`` with every string masked, walked as data (keys, numbers and structure untouched)."""
+    if isinstance(value, str):
+        return _text(value, secrets)
+    if isinstance(value, Mapping):
+        return {k: masked_data(v, secrets, _text=_text) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [masked_data(v, secrets, _text=_text) for v in value]
+    return value
+
+
+def match_key(request: Mapping[str, Any], secrets: frozenset[str] = frozenset()) -> str:
     """The identity of a request: a hash of its canonical JSON, credentials masked.
 
     Masking here as well as in the file makes a live request and its recorded (masked) copy
-    hash alike. Blanks at line ends do not count: editors and commit hooks strip them from
-    the literal blocks a cassette is written in.
+    hash alike; so does ignoring blanks at line ends. The tools and each message are made
+    canonical once per distinct text (cached): a call repeats most of the previous one.
     """
-    text = json.dumps(_without_line_end_blanks(request), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(redact(text, secrets).encode("utf-8")).hexdigest()
+    head = {"model": request.get("model"), "args": request.get("args") or {}}
+    parts = [_canonical(_dumps(head), secrets), _canonical(_dumps(request.get("tools")), secrets)]
+    parts += [_canonical(_dumps(message), secrets) for message in request.get("messages") or []]
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+@functools.lru_cache(maxsize=8192)
+def _canonical(text: str, secrets: frozenset[str]) -> str:
+    return _dumps(masked_data(json.loads(text), secrets, _text=_key_text))
 
 
 def ordered(value: Any) -> Any:
@@ -67,16 +119,6 @@ def ordered(value: Any) -> Any:
         return {str(k): ordered(value[k]) for k in sorted(value, key=lambda k: (str(k) != "role", str(k)))}
     if isinstance(value, list | tuple):
         return [ordered(v) for v in value]
-    return value
-
-
-def _without_line_end_blanks(value: Any) -> Any:
-    if isinstance(value, str):
-        return _LINE_END_BLANKS.sub("", value) if " \n" in value or "\t" in value or value.endswith(" ") else value
-    if isinstance(value, Mapping):
-        return {k: _without_line_end_blanks(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_without_line_end_blanks(v) for v in value]
     return value
 
 
