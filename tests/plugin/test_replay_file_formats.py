@@ -15,6 +15,7 @@ import pytest
 
 from pytest_tau2.conversation.replay import ReplayFileError, load_replay_file
 from tests.plugin.conftest import Project
+from tests.support.tau2_data import DATA_DIR, requires_data
 
 ORDER = {
     "items": [
@@ -159,3 +160,30 @@ def test_a_malformed_string_is_a_usage_error_before_collection(project: Project)
     assert run.result.ret == pytest.ExitCode.USAGE_ERROR
     run.result.stderr.fnmatch_lines(["ERROR: recorded.jsonl:2: actions?0? (PlaceOrderTool): 'arguments' is a string*"])
     assert "collected" not in run.stdout
+
+
+TELECOM_TASK = "[service_issue]overdue_bill_suspension|unseat_sim_card[PERSONA:Easy]"
+TELECOM_SCENARIO = "tau2_telecom__service_issue_overdue_bill_suspension_unseat_sim_card_persona_easy"
+
+
+@requires_data("telecom")
+def test_user_side_calls_are_made_by_the_customer_in_file_order(pytester: pytest.Pytester) -> None:
+    """docs/replay.md: a telecom trajectory (carrier and phone calls interleaved) replays as recorded."""
+    tasks = json.loads((DATA_DIR / "tau2" / "domains" / "telecom" / "tasks.json").read_text("utf-8"))
+    gold = next(t for t in tasks if t["id"] == TELECOM_TASK)["evaluation_criteria"]["actions"]
+    actions = [{"name": a["name"], "arguments": a.get("arguments") or {}, "requestor": a["requestor"]} for a in gold]
+    assert {a["requestor"] for a in actions} == {"assistant", "user"}
+    pytester.makeconftest("import pytest_tau2.domains.tau2_sources  # noqa: F401\n")
+    pytester.makepyfile(test_items="from pytest_tau2 import test_scenario  # noqa: F401\n")
+    replay = pytester.path / "recorded.jsonl"
+    replay.write_text(json.dumps({"scenario": TELECOM_SCENARIO, "actions": actions}) + "\n", "utf-8")
+    results = pytester.path / "out"
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", f"--tau2-results-dir={results}", f"--tau2-scenarios={TELECOM_SCENARIO}",
+        "--tau2-agent", f"replay:{replay}", "-v",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
+    transcript = json.loads((results / TELECOM_SCENARIO / "transcript.json").read_text("utf-8"))["messages"]
+    made = [(m["role"], c["name"]) for m in transcript for c in m.get("tool_calls") or []]
+    expected = [("assistant" if a["requestor"] == "assistant" else "user", a["name"]) for a in actions]
+    assert made[: len(expected)] == expected
