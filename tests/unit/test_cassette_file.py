@@ -11,7 +11,14 @@ import pytest
 import yaml
 
 from pytest_tau2.llm import Completion, ModelConfig, ToolCallRequest, UsageMeter, redact
-from pytest_tau2.llm.cassette import Cassette, CassetteError, Lookup, cassette_path, reply_changing_args
+from pytest_tau2.llm.cassette import (
+    Cassette,
+    CassetteError,
+    Lookup,
+    cassette_path,
+    describe_mode,
+    reply_changing_args,
+)
 from pytest_tau2.llm.cassette_file import Interaction, load, match_key, write
 from pytest_tau2.settings import OPTIONS, Settings, resolve
 
@@ -136,6 +143,14 @@ def test_a_malformed_cassette_names_the_file_and_the_call(tmp_path: Path, text: 
 def test_cassettes_live_under_their_domain() -> None:
     assert cassette_path("cassettes", "tau2_airline__12-t2") == Path("cassettes/tau2_airline/tau2_airline__12-t2.yaml")
     assert cassette_path("c", "adhoc") == Path("c/other/adhoc.yaml")
+
+
+def test_the_run_header_line_names_the_mode_and_the_folder() -> None:
+    assert describe_mode("none", "/repo/cassettes") == "record mode none (replay only) cassettes=/repo/cassettes"
+    assert describe_mode("new_episodes", "c").startswith("record mode new_episodes (replay what matches, record")
+    assert describe_mode("once", "c", uses_models=False) == (
+        "record mode once: no model is configured, nothing to record or replay"
+    )
 
 
 def test_an_unknown_record_mode_is_refused() -> None:
