@@ -132,6 +132,8 @@ def tau2_outcome(
     if prefetcher is not None:
         taken = _or_fail(tau2_scenario.name, lambda: prefetcher.take(result_folder(node)))
         tau2_scenario, tau2_context = taken.scenario, taken.context
+        # The prefetcher built and ran its own built-in participants: name those, not the fixtures'.
+        tau2_agent, tau2_user = tau2_context.built[0], tau2_context.built[1]
         run: Callable[[], ScenarioOutcome] = taken.future.result
     else:
 

@@ -137,6 +137,7 @@ def outcome(run: PytestRun, task_id: str) -> dict[str, Any]:
         "item": run.outcome_line(scenario),
         "is_successful": metrics["is_successful"],
         "stop_reason": metrics["stop_reason"],
+        "agent": metrics["agent"],  # the kind's name, also when --tau2-concurrency built the participants
         "checks": [(c["id"], c["passed"], c.get("message")) for c in metrics["checks"]],
         "transcript": run.transcript(scenario),
         "judge": json.loads(judge_file.read_text("utf-8")).get("verdicts") if judge_file.exists() else None,
