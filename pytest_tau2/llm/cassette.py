@@ -169,7 +169,7 @@ class Lookup:
     call: int
     request: dict[str, Any]
     key: str
-    secrets: frozenset[str]
+    secrets: frozenset[str] = field(repr=False)  # a traceback's locals (pytest -l) must not show them
     completion: Completion | None = None
 
 

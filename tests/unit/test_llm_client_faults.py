@@ -225,3 +225,13 @@ def test_url_passwords_are_masked_everywhere() -> None:
     assert mask_url("ws://bot:s3cret@127.0.0.1:8765/x") == "ws://bot:***@127.0.0.1:8765/x"
     assert redact("api_base=https://u:pw@host/v1 then ws://:tok@h") == "api_base=https://u:***@host/v1 then ws://:***@h"
     assert redact("ws://127.0.0.1:8765 has no userinfo") == "ws://127.0.0.1:8765 has no userinfo"
+
+
+def test_a_cassette_lookup_does_not_show_the_secrets_it_masks(tmp_path: Any) -> None:
+    from pytest_tau2.llm.cassette import Cassette
+
+    cassette = Cassette.open(tmp_path, "faults__lookup", "all")
+    cfg = ModelConfig("openai/agent", {"api_key": KEY, "api_base": "http://u:pw-123456@h/v1"})
+    lookup = cassette.lookup("agent", cfg, HELLO, None, None)
+    assert KEY in lookup.secrets  # kept for masking what is written ...
+    assert KEY not in repr(lookup) and "pw-123456" not in repr(lookup)  # ... never shown
