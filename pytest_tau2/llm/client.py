@@ -11,6 +11,8 @@ import asyncio
 import json
 import os
 import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -185,6 +187,8 @@ def _litellm() -> ModuleType:
 
                 # Otherwise every failed call prints "Give Feedback / Get Help" banners.
                 litellm.suppress_debug_info = True
+                global _internal_sub_call
+                _internal_sub_call = _find_internal_sub_call()
                 _litellm_module = litellm
     return _litellm_module
 
@@ -318,11 +322,50 @@ def _call_kwargs(
 
 async def _call_once(litellm: ModuleType, kwargs: dict[str, Any]) -> Any:
     timeout = kwargs.get("timeout")
-    if not isinstance(timeout, (int, float)):
-        return await litellm.acompletion(**kwargs)
-    # Backstop for providers that ignore litellm's timeout: a hung socket must
-    # not stall a whole test session.
-    return await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=timeout * 1.5 + 1.0)
+    with _without_success_logging(litellm):
+        if not isinstance(timeout, (int, float)):
+            return await litellm.acompletion(**kwargs)
+        # Backstop for providers that ignore litellm's timeout: a hung socket must
+        # not stall a whole test session.
+        return await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=timeout * 1.5 + 1.0)
+
+
+_CALLBACK_LISTS = (
+    "callbacks",
+    "input_callback",
+    "success_callback",
+    "_async_success_callback",
+    "failure_callback",
+    "_async_failure_callback",
+    "service_callback",
+)
+
+
+def _without_success_logging(litellm: ModuleType) -> AbstractContextManager[object]:
+    """Skip litellm's per-call logging work when nobody listens to it.
+
+    After each completion litellm builds a "standard logging payload" (which prices the call a
+    second time and walks the model map) and schedules async and threaded success handlers:
+    ~40% of its CPU per call (bench/results/llm_speed.md). With no callback registered that
+    work reaches no one, so the call runs as litellm's own nested sub-calls do (its
+    ``internal_sub_call`` context). The response, its usage and its ``response_cost`` are built
+    before that point and do not change. A user who registers litellm callbacks (e.g.
+    ``litellm.success_callback = ["langfuse"]`` in conftest.py) gets the full logging path.
+    """
+    if _internal_sub_call is None or any(getattr(litellm, name, None) for name in _CALLBACK_LISTS):
+        return nullcontext()
+    return _internal_sub_call()
+
+
+def _find_internal_sub_call() -> Callable[[], AbstractContextManager[object]] | None:
+    try:
+        from litellm._internal_context import internal_sub_call
+    except ImportError:  # an older or newer litellm: keep the full path
+        return None
+    return internal_sub_call
+
+
+_internal_sub_call: Callable[[], AbstractContextManager[object]] | None = None
 
 
 def _retry_delay(policy: RetryPolicy, attempt: int, exc: BaseException) -> float:
@@ -428,6 +471,8 @@ def _cost(litellm: ModuleType, config: ModelConfig, response: Any) -> float | No
     """
     hidden = getattr(response, "_hidden_params", None) or {}
     cost = hidden.get("response_cost")
+    if cost is None and "response_cost" in hidden and not _is_priced(litellm, config):
+        return None  # litellm found no price; asking again costs ~1.5 ms and finds none either
     if cost is None:
         try:
             cost = litellm.completion_cost(completion_response=response)
