@@ -52,13 +52,24 @@ _BEFORE = rf"(?<![{_KEY_CHARS}])"
 _AFTER = rf"(?![{_KEY_CHARS}])"
 # Provider-key shapes, each a whole token holding at least one digit (a generated key always
 # does; an ordinary hyphenated word such as "sk-assessment-meeting" does not).
-_SECRET_PATTERNS = (
-    re.compile(rf"{_BEFORE}sk-(?=[{_KEY_CHARS}]*\d)[{_KEY_CHARS}]{{8,}}{_AFTER}"),  # OpenAI, Anthropic, DeepSeek
-    re.compile(rf"{_BEFORE}(?:gsk|xai|pplx)[_-](?=[{_KEY_CHARS}]*\d)[{_KEY_CHARS}]{{16,}}{_AFTER}"),  # Groq, xAI
-    re.compile(rf"{_BEFORE}AIza[{_KEY_CHARS}]{{30,}}{_AFTER}"),  # Google
-    re.compile(rf"{_BEFORE}(?:hf|ghp|gho|ghs|github_pat)_(?=[{_KEY_CHARS}]*\d)[{_KEY_CHARS}]{{16,}}{_AFTER}"),
-    re.compile(rf"{_BEFORE}(?:AKIA|ASIA)[0-9A-Z]{{16}}{_AFTER}"),  # AWS access key id
-    re.compile(r"(?<=\bBearer )[A-Za-z0-9._~+/=-]{8,}"),
+_SECRET_PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...] = (
+    # (literal prefixes, pattern, replacement). A pattern runs only on text holding one of its
+    # prefixes: most text holds none, and a scan costs ~8 ms per 200 KB (measured on retail's
+    # tasks.json), a substring test a few microseconds.
+    (("sk-",), re.compile(rf"{_BEFORE}sk-(?=[{_KEY_CHARS}]*\d)[{_KEY_CHARS}]{{8,}}{_AFTER}"), MASK),  # OpenAI, ...
+    (
+        ("gsk", "xai", "pplx"),  # Groq, xAI, Perplexity
+        re.compile(rf"{_BEFORE}(?:gsk|xai|pplx)[_-](?=[{_KEY_CHARS}]*\d)[{_KEY_CHARS}]{{16,}}{_AFTER}"),
+        MASK,
+    ),
+    (("AIza",), re.compile(rf"{_BEFORE}AIza[{_KEY_CHARS}]{{30,}}{_AFTER}"), MASK),  # Google
+    (
+        ("hf_", "ghp_", "gho_", "ghs_", "github_pat_"),  # Hugging Face, GitHub
+        re.compile(rf"{_BEFORE}(?:hf|ghp|gho|ghs|github_pat)_(?=[{_KEY_CHARS}]*\d)[{_KEY_CHARS}]{{16,}}{_AFTER}"),
+        MASK,
+    ),
+    (("AKIA", "ASIA"), re.compile(rf"{_BEFORE}(?:AKIA|ASIA)[0-9A-Z]{{16}}{_AFTER}"), MASK),  # AWS access key id
+    (("Bearer ",), re.compile(r"\bBearer [A-Za-z0-9._~+/=-]{8,}"), f"Bearer {MASK}"),
 )
 # ``scheme://user:password@host``: the password part (up to the '@' that ends the userinfo).
 _URL_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@'\"]*:)(?P<password>[^\s/@'\"]+)(?=@)")
@@ -157,12 +168,14 @@ def redact(text: str, secrets: Iterable[str] | None = None) -> str:
     """
     candidates = {s for s in (secrets or ()) if len(s) >= _MIN_EXPLICIT_SECRET_LEN}
     candidates.update(_env_secrets())
-    if candidates:
-        text = _secrets_pattern(frozenset(candidates)).sub(MASK, text)
+    present = frozenset(s for s in candidates if s in text)
+    if present:
+        text = _secrets_pattern(present).sub(MASK, text)
     if "://" in text:
         text = mask_url(text)
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(MASK, text)
+    for prefixes, pattern, replacement in _SECRET_PATTERNS:
+        if any(prefix in text for prefix in prefixes):
+            text = pattern.sub(replacement, text)
     return text
 
 
