@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from pytest_tau2 import workers
 from pytest_tau2.errors import SettingsError
 from pytest_tau2.items import (
     CATALOG_KEY,
@@ -146,12 +147,13 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{name}: {text}")
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and "tau2_settings" in workerinput:
-        config.stash[SETTINGS_KEY] = Settings.from_dict(workerinput["tau2_settings"])
+        relative = workerinput.get("tau2_root_relative") or {}
+        config.stash[SETTINGS_KEY] = workers.receive(workerinput["tau2_settings"], relative, config.rootpath)
     else:
         _check_separated_path_options(config)
         config.stash[SETTINGS_KEY] = _settings_from_config(config)
     settings = config.stash[SETTINGS_KEY]
-    config.stash[CATALOG_KEY] = ScenarioCatalog(settings)
+    config.stash[CATALOG_KEY] = ScenarioCatalog(settings, workerid=(workerinput or {}).get("workerid"))
     folder = None
     if workerinput is not None:
         config.stash[SAVED_KEY] = dict(workerinput.get("tau2_saved") or {})
@@ -185,8 +187,20 @@ class _XdistHooks:
     the saved results to every worker: workers never read or write the results folder."""
 
     def pytest_configure_node(self, node: Any) -> None:
-        node.workerinput["tau2_settings"] = node.config.stash[SETTINGS_KEY].to_dict()
+        values, relative = workers.ship(node.config.stash[SETTINGS_KEY], node.config.rootpath)
+        node.workerinput["tau2_settings"] = values  # in memory over execnet: never a file on the worker
+        node.workerinput["tau2_root_relative"] = relative  # anchored at the worker's rootdir (other machines)
         node.workerinput["tau2_saved"] = node.config.stash.get(SAVED_KEY, {})
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """On a worker: tau2 data that is missing or off the pin is a collection error naming the
+        worker (each machine has its own data; one sweep must not mix data sets)."""
+        if not _is_worker(session.config):
+            return
+        selected = {_scenario_name(item) for item in session.items}
+        for name, exc in session.config.stash[CATALOG_KEY].errors.items():
+            if name in selected and isinstance(exc, workers.WorkerDataError):
+                session.config.hook.pytest_collectreport(report=pytest.CollectReport(name, "failed", str(exc), []))
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         report = node.config.pluginmanager.get_plugin("tau2-run-report")
@@ -242,8 +256,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 class ScenarioCatalog:
     """Every scenario of this run by name, computed once; broken domains keep their error."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, workerid: str | None = None) -> None:
         self.settings = settings
+        self.workerid = workerid
+        """On an xdist worker: its id, named in data errors (each machine has its own data)."""
         self.classes: dict[str, type[Scenario]] = {}
         self.errors: dict[str, Exception] = {}
         self._loaded = False
@@ -253,7 +269,10 @@ class ScenarioCatalog:
             found: list[tuple[str, Exception]] = []
             self.classes = all_scenarios(self.settings, found)
             # One item per broken domain carries the error, instead of one traceback per scenario.
-            self.errors = {f"{domain}__unavailable": exc for domain, exc in found}
+            self.errors = {
+                f"{domain}__unavailable": workers.on_worker(exc, self.workerid) if self.workerid else exc
+                for domain, exc in found
+            }
             self._loaded = True
 
     def params(self) -> list[Any]:

@@ -12,17 +12,22 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import execnet
 import pytest
 
 from pytest_tau2.report.merge import MergeError, merge
 from tests.plugin.conftest import RESTAURANT_SCENARIOS, junit_cases
 from tests.plugin.test_run import WRONG_TOTAL
+from tests.support.fake_openai import FakeOpenAIServer, sequence, text
 from tests.support.tau2_data import DATA_DIR, requires_data
 
 pytestmark = requires_data("airline", "retail")
@@ -82,8 +87,11 @@ def merge_command(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def scenario_files(results: Path) -> dict[str, Any]:
-    """Every file under each scenario folder: JSON parsed (timings dropped from metrics.json), text as is."""
+def scenario_files(results: Path, *, data_dir: bool = True) -> dict[str, Any]:
+    """Every file under each scenario folder: JSON parsed (timings dropped from metrics.json), text as is.
+
+    ``data_dir=False`` leaves out the data folder recorded in metrics.json (each machine has its own).
+    """
     found: dict[str, Any] = {}
     for path in sorted(results.glob("*/**/*")):
         if not path.is_file():
@@ -92,7 +100,11 @@ def scenario_files(results: Path) -> dict[str, Any]:
         text = _renumbered_call_ids(path.read_text("utf-8"))
         if path.suffix == ".json":
             data = json.loads(text)
-            found[relative] = _without_timings(data) if path.name == "metrics.json" else data
+            if path.name == "metrics.json":
+                data = _without_timings(data)
+                if not data_dir and data.get("data_pin"):
+                    data["data_pin"] = {k: v for k, v in data["data_pin"].items() if k != "data_dir"}
+            found[relative] = data
         else:
             found[relative] = text
     return found
@@ -225,3 +237,206 @@ def test_merge_refuses_a_shard_that_read_other_tau2_data(sharded: tuple[Run, lis
     path.write_text(json.dumps(data), "utf-8")
     with pytest.raises(MergeError, match=r"domain tau2_airline read different tau2 data: .*in .*shard3"):
         merge(copies, tmp_path / "merged")
+
+
+# ---- remote xdist workers: execnet socket servers on loopback -------------------------------------
+
+SOCKETSERVER = Path(execnet.__file__).parent / "script" / "socketserver.py"
+FAKE_KEY = "sk-fake-remote-4c1b9e27d0a8f3615b"
+HANG_CONFTEST = '''
+
+import os
+
+import pytest
+
+from pytest_tau2.run import participants
+
+
+@pytest.fixture
+def tau2_agent(tau2_scenario, tau2_context):
+    """On a worker started with MANY_MACHINES_HANG: one scenario hangs (its worker is then killed)."""
+    mark = os.environ.get("MANY_MACHINES_HANG")
+    if mark and tau2_scenario.name == os.environ["MANY_MACHINES_HANG_SCENARIO"]:
+        with open(mark, "w") as handle:
+            handle.write(str(os.getpid()))
+        time.sleep(300)
+    return participants.make_agent(tau2_context)
+'''
+REMOTE_SELECTION = "--tau2-scenarios=restaurant__*,tau2_airline__1*"
+HANGING = "restaurant__party_order"
+
+
+@dataclass
+class SocketWorker:
+    """``python socketserver.py 127.0.0.1:PORT`` in its own folder, with its own tau2 data folder."""
+
+    folder: Path
+    port: int
+    process: subprocess.Popen[bytes]
+
+    @property
+    def spec(self) -> str:
+        return f"socket=127.0.0.1:{self.port}"
+
+    @property
+    def hang_mark(self) -> Path:
+        return self.folder / "hanging"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def worker_data(folder: Path, broken: bool = False) -> Path:
+    """A tau2 data folder of the worker's own, with the airline domain (the data refuses symlinks
+    that lead out of its root, so files are hard-linked where possible, else copied); ``broken``:
+    a real copy with one file changed, so it no longer matches the pin."""
+    root = folder / "tau2-data"
+    shutil.copytree(DATA_DIR / "tau2" / "user_simulator", root / "tau2" / "user_simulator", copy_function=_link_or_copy)
+    domain = root / "tau2" / "domains" / "airline"
+    copy = shutil.copy2 if broken else _link_or_copy
+    shutil.copytree(DATA_DIR / "tau2" / "domains" / "airline", domain, copy_function=copy)
+    if broken:
+        policy = domain / "policy.md"
+        policy.write_text(policy.read_text("utf-8") + "\nChanged on this worker.\n", "utf-8")
+    return root
+
+
+def _link_or_copy(source: str, target: str) -> object:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+    return target
+
+
+def start_worker(folder: Path, *, hang: bool = False, broken: bool = False) -> SocketWorker:
+    folder.mkdir(parents=True)
+    env = environment(worker_data(folder, broken))
+    env["PYTHONUNBUFFERED"] = "1"
+    if hang:
+        env.update(MANY_MACHINES_HANG=str(folder / "hanging"), MANY_MACHINES_HANG_SCENARIO=HANGING)
+    port = _free_port()
+    log = (folder.parent / f"{folder.name}.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, str(SOCKETSERVER), f"127.0.0.1:{port}"], cwd=folder, env=env, stdout=log, stderr=log
+    )
+    deadline = time.monotonic() + 30
+    while b"Entering Accept loop" not in (folder.parent / f"{folder.name}.log").read_bytes():
+        assert process.poll() is None, f"socket server in {folder} exited"
+        assert time.monotonic() < deadline, f"socket server in {folder} did not start"
+        time.sleep(0.05)
+    return SocketWorker(folder, port, process)
+
+
+@pytest.fixture
+def workers(tmp_path: Path) -> Iterator[list[SocketWorker]]:
+    started: list[SocketWorker] = []
+
+    def stop() -> None:
+        for worker in started:
+            if worker.process.poll() is None:
+                worker.process.kill()
+            worker.process.wait(timeout=30)
+
+    try:
+        yield started
+    finally:
+        stop()
+
+
+def remote_args(project: Path, workers: Sequence[SocketWorker], *args: str) -> list[str]:
+    txs = [arg for worker in workers for arg in ("--tx", worker.spec)]
+    return ["-d", *txs, f"--rsyncdir={project}", str(project), *args]
+
+
+def llm_user_args(server: FakeOpenAIServer) -> list[str]:
+    """A litellm user on the loopback fake server, with a key that must never reach a worker's disk."""
+    args = json.dumps({"api_base": server.base_url, "api_key": FAKE_KEY})
+    return ["--tau2-user-model=openai/user", f"--tau2-user-args={args}"]
+
+
+def remote_project(folder: Path) -> Path:
+    project = make_project(folder)
+    (project / "conftest.py").write_text(CONFTEST + HANG_CONFTEST, "utf-8")
+    # A configuration file makes the project folder the rootdir on every machine (without one,
+    # pytest roots a worker at its working folder, above the rsynced project).
+    (project / "pytest.ini").write_text("[pytest]\n", "utf-8")
+    return project
+
+
+def test_a_sweep_on_two_socket_workers_equals_a_local_run(tmp_path: Path, workers: list[SocketWorker]) -> None:
+    project = remote_project(tmp_path / "controller" / "project")
+    workers += [start_worker(tmp_path / "w1"), start_worker(tmp_path / "w2")]
+    with FakeOpenAIServer() as server:
+        server.add_handler("user", sequence(text("Thanks, that is all I needed.")))
+        user = llm_user_args(server)
+        local = run_pytest(project, tmp_path / "controller" / "local", REMOTE_SELECTION, *user)
+        remote = run_pytest(
+            project,
+            tmp_path / "controller" / "remote",
+            *remote_args(project, workers, REMOTE_SELECTION, *user),
+            xdist=True,
+        )
+    assert local.returncode == remote.returncode == pytest.ExitCode.TESTS_FAILED, remote.stdout[-4000:]
+    assert "2 workers [18 items]" in remote.stdout
+    assert outcomes(remote) == outcomes(local) and len(outcomes(local)) == 18
+    assert {line.split("]")[0] for line in remote.stdout.splitlines() if line.startswith("[gw")} == {"[gw0", "[gw1"}
+
+    # Same files, field by field; each worker read its own data folder.
+    assert scenario_files(remote.results, data_dir=False) == scenario_files(local.results, data_dir=False)
+    used = {m["data_pin"]["data_dir"] for m in remote.all_metrics()["scenarios"] if m["data_pin"]}
+    assert used == {str(w.folder / "tau2-data") for w in workers}
+    assert (remote.results / "all_summary.txt").read_text("utf-8") == (local.results / "all_summary.txt").read_text(
+        "utf-8"
+    )
+    # Written by the controller only: no results on a worker, and the key nowhere on a worker's disk.
+    for worker in workers:
+        written = [p for p in worker.folder.rglob("*") if p.is_file()]
+        assert any(p.name == "restaurant_scenarios.py" for p in written)  # the project reached it by rsync
+        assert not [p for p in written if p.name in ("metrics.json", "all_metrics.json", "run.json", "transcript.json")]
+        assert not [p for p in written if FAKE_KEY.encode() in p.read_bytes()]
+        assert FAKE_KEY not in (tmp_path / f"{worker.folder.name}.log").read_text("utf-8", errors="replace")
+
+
+def outcomes(run: Run) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line in run.stdout.splitlines():
+        match = OUTCOME.search(line)
+        if match:
+            found[match["name"] or match["name2"]] = match["outcome"] or match["outcome2"]
+    return found
+
+
+OUTCOME = (
+    re.compile(  # "[gw0] [ 5%] PASSED path::test_scenario[x]" under xdist, "path::test_scenario[x] PASSED" otherwise
+        r"\b(?P<outcome>PASSED|FAILED|ERROR|SKIPPED) \S*::test_scenario\[(?P<name>[^\]]+)\]"
+        r"|::test_scenario\[(?P<name2>[^\]]+)\] (?P<outcome2>PASSED|FAILED|ERROR|SKIPPED)\b"
+    )
+)
+
+
+def test_a_worker_whose_tau2_data_differs_from_the_pin_is_an_error_naming_it(
+    tmp_path: Path, workers: list[SocketWorker]
+) -> None:
+    project = remote_project(tmp_path / "controller" / "project")
+    workers += [start_worker(tmp_path / "good"), start_worker(tmp_path / "bad", broken=True)]
+    remote = run_pytest(
+        project, tmp_path / "controller" / "remote", *remote_args(project, workers, REMOTE_SELECTION), xdist=True
+    )
+    # The bad worker's data error is a collection error naming the worker, its host and its data folder;
+    # the run stops before any scenario (one sweep never mixes data sets).
+    assert remote.returncode == pytest.ExitCode.TESTS_FAILED, remote.stdout[-4000:]
+    bad = workers[1]
+    pid = bad.process.pid
+    remote_out = remote.stdout
+    assert "ERROR collecting tau2_airline__unavailable" in remote_out
+    assert (
+        f"on xdist worker gw1 on {socket.gethostname()} (pid {pid}, TAU2_DATA_DIR={bad.folder / 'tau2-data'}): "
+        "tau2 data for domain 'airline'" in remote_out
+    )
+    assert "airline/policy.md: sha256 mismatch" in remote_out
+    assert "gw0 on" not in remote_out  # the good worker is not blamed
+    assert " PASSED " not in remote_out and not (tmp_path / "controller" / "remote" / "all_metrics.json").exists()

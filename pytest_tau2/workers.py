@@ -1,0 +1,61 @@
+"""What the xdist controller ships to its workers, and how a worker on another machine reads it.
+
+Workers may run on other machines (``pytest -d --tx socket=HOST:PORT``, ``--tx ssh=...``) with no
+shared filesystem. The settings travel in memory (``workerinput``, execnet's channel), never as
+a file on the worker. Two settings are paths the controller derived from its own rootdir
+(``<rootdir>/data`` for in-repo domains, ``<rootdir>/cassettes``): they travel relative to the
+rootdir and each worker anchors them at its own rootdir (the project's copy that reached it by
+``--rsyncdir`` or was checked out there). Paths given outside the rootdir travel as they are;
+the tau2 data folder is each worker's own (its ``TAU2_DATA_DIR`` or fetch cache) unless
+``--tau2-data-dir`` names one for all of them.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+from pytest_tau2.errors import DataError
+from pytest_tau2.settings import Settings
+
+ROOT_RELATIVE = ("eval_data_root", "cassette_dir")
+
+
+def ship(settings: Settings, rootpath: Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """The settings as plain values, and the rootdir-relative form of the rootdir-derived paths."""
+    relative: dict[str, str] = {}
+    for name in ROOT_RELATIVE:
+        value = getattr(settings, name)
+        if not value:
+            continue
+        try:
+            relative[name] = Path(value).relative_to(rootpath).as_posix()
+        except ValueError:
+            continue  # outside the rootdir: the same path on every machine
+    return settings.to_dict(), relative
+
+
+def receive(values: dict[str, Any], relative: dict[str, str], rootpath: Path) -> Settings:
+    """The worker's settings: the controller's, with rootdir-derived paths under this rootdir."""
+    anchored = {name: str(rootpath / rel) for name, rel in relative.items() if name in ROOT_RELATIVE}
+    return Settings.from_dict({**values, **anchored})
+
+
+def where(workerid: str) -> str:
+    """``xdist worker gw1 on HOST (tau2 data: TAU2_DATA_DIR=...)``: which machine and data an error is about."""
+    data = os.environ.get("TAU2_DATA_DIR")
+    source = f"TAU2_DATA_DIR={data}" if data else "no TAU2_DATA_DIR"
+    return f"xdist worker {workerid} on {socket.gethostname()} (pid {os.getpid()}, {source})"
+
+
+class WorkerDataError(DataError):
+    """The tau2 data on one xdist worker is missing or does not match the pin."""
+
+
+def on_worker(exc: Exception, workerid: str) -> Exception:
+    """A data error raised on a worker, naming the worker; other errors as they are."""
+    if isinstance(exc, DataError) and not isinstance(exc, WorkerDataError):
+        return WorkerDataError(f"on {where(workerid)}: {exc}")
+    return exc
