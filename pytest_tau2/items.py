@@ -5,6 +5,9 @@ fixtures and the test function on the plugin module). The conversation runs in t
 (``tau2_outcome``), so an infrastructure failure makes the item an *error*; the checks are
 sub-results of the call phase. Every file of the scenario travels in the setup report
 (``report.tau2_result``) to the process that owns the results folder (run_report.py).
+
+PYTEST_DONT_REWRITE: plugin.py imports this module before pytest registers it as a plugin
+(``pytest_plugins``); it holds no assertions to rewrite.
 """
 
 from __future__ import annotations
@@ -133,7 +136,7 @@ def tau2_outcome(
         taken = _or_fail(tau2_scenario.name, lambda: prefetcher.take(result_folder(node)))
         tau2_scenario, tau2_context = taken.scenario, taken.context
         # The prefetcher built and ran its own built-in participants: name those, not the fixtures'.
-        tau2_agent, tau2_user = tau2_context.built[0], tau2_context.built[1]
+        tau2_agent, tau2_user = tau2_context.built[0], tau2_context.built[1]  # type: ignore[assignment]
         run: Callable[[], ScenarioOutcome] = taken.future.result
     else:
 

@@ -101,7 +101,7 @@ class RunReport:
             if nodeid not in self.results and nodeid not in errors:
                 reason = self.interrupted or "the run stopped before this scenario finished"
                 errors[nodeid] = {"scenario": folder, "nodeid": nodeid, "reason": reason}
-        metrics = [self.results[n] for n in sorted(self.results, key=lambda n: self.started.get(n, n) + "\0" + n)]
+        metrics = [self.results[n] for n in sorted(self.results, key=lambda n: (self.started.get(n) or n) + "\0" + n)]
         return metrics, sorted(errors.values(), key=lambda e: e["scenario"])
 
     def _text(self, session: pytest.Session) -> str:
