@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,9 @@ from pytest_tau2.errors import DataError
 from pytest_tau2.settings import Settings
 
 ROOT_RELATIVE = ("eval_data_root", "cassette_dir")
+RESTART_WAIT_S = 30.0
+"""How long the controller waits for a crashed socket worker's server to accept connections
+again (a supervised server restarts) before xdist's replacement connects to it."""
 
 
 def ship(settings: Settings, rootpath: Path) -> tuple[dict[str, Any], dict[str, str]]:
@@ -59,3 +63,37 @@ def on_worker(exc: Exception, workerid: str) -> Exception:
     if isinstance(exc, DataError) and not isinstance(exc, WorkerDataError):
         return WorkerDataError(f"on {where(workerid)}: {exc}")
     return exc
+
+
+def socket_address(spec: Any) -> tuple[str, int] | None:
+    """``(host, port)`` of an execnet ``socket=HOST:PORT`` gateway spec; None for popen, ssh and others."""
+    value = getattr(spec, "socket", None)
+    if not isinstance(value, str) or ":" not in value:
+        return None
+    host, _, port = value.rpartition(":")
+    try:
+        return host or "127.0.0.1", int(port)
+    except ValueError:
+        return None
+
+
+def wait_for_address(address: tuple[str, int], timeout: float, interval: float = 0.2) -> bool:
+    """Whether an execnet socket server at ``address`` serves a gateway within ``timeout`` seconds.
+
+    A full gateway (opened, then closed) is the test: a bare TCP connect can still land in the
+    listening socket of a server that is being killed. The server then loops back to accept the
+    connection xdist makes next.
+    """
+    import execnet
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            gateway = execnet.makegateway(f"socket={address[0]}:{address[1]}")
+        except (OSError, EOFError, execnet.HostNotFound, execnet.gateway_base.GatewayReceivedTerminate):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(interval)
+        else:
+            gateway.exit()
+            return True

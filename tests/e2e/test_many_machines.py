@@ -8,10 +8,12 @@ runs: the unsharded sweep and its three shards.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -312,7 +314,11 @@ def _link_or_copy(source: str, target: str) -> object:
     return target
 
 
-def start_worker(folder: Path, *, hang: bool = False, broken: bool = False) -> SocketWorker:
+SUPERVISOR = "import subprocess, sys\nwhile True:\n    subprocess.call([sys.executable, *sys.argv[1:]])\n"
+"""Restarts the socket server whenever it ends, as a service manager would on a real host."""
+
+
+def start_worker(folder: Path, *, hang: bool = False, broken: bool = False, supervised: bool = False) -> SocketWorker:
     folder.mkdir(parents=True)
     env = environment(worker_data(folder, broken))
     env["PYTHONUNBUFFERED"] = "1"
@@ -320,9 +326,10 @@ def start_worker(folder: Path, *, hang: bool = False, broken: bool = False) -> S
         env.update(MANY_MACHINES_HANG=str(folder / "hanging"), MANY_MACHINES_HANG_SCENARIO=HANGING)
     port = _free_port()
     log = (folder.parent / f"{folder.name}.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, str(SOCKETSERVER), f"127.0.0.1:{port}"], cwd=folder, env=env, stdout=log, stderr=log
-    )
+    server = [str(SOCKETSERVER), f"127.0.0.1:{port}"]
+    command = [sys.executable, "-c", SUPERVISOR, *server] if supervised else [sys.executable, *server]
+    # Its own session: the fixture ends the server (and a supervisor's child) by process group id.
+    process = subprocess.Popen(command, cwd=folder, env=env, stdout=log, stderr=log, start_new_session=True)
     deadline = time.monotonic() + 30
     while b"Entering Accept loop" not in (folder.parent / f"{folder.name}.log").read_bytes():
         assert process.poll() is None, f"socket server in {folder} exited"
@@ -337,8 +344,8 @@ def workers(tmp_path: Path) -> Iterator[list[SocketWorker]]:
 
     def stop() -> None:
         for worker in started:
-            if worker.process.poll() is None:
-                worker.process.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(worker.process.pid, signal.SIGKILL)
             worker.process.wait(timeout=30)
 
     try:
@@ -440,3 +447,40 @@ def test_a_worker_whose_tau2_data_differs_from_the_pin_is_an_error_naming_it(
     assert "airline/policy.md: sha256 mismatch" in remote_out
     assert "gw0 on" not in remote_out  # the good worker is not blamed
     assert " PASSED " not in remote_out and not (tmp_path / "controller" / "remote" / "all_metrics.json").exists()
+
+
+def test_killing_a_remote_worker_midway_counts_its_scenario_as_an_error(
+    tmp_path: Path, workers: list[SocketWorker]
+) -> None:
+    project = remote_project(tmp_path / "controller" / "project")
+    workers += [start_worker(tmp_path / f"w{i}", hang=True, supervised=True) for i in (1, 2)]
+    results = tmp_path / "controller" / "remote"
+    command = [sys.executable, "-m", "pytest", "-p", "tau2", "-p", "xdist", "-p", "no:cacheprovider", "-v",
+               f"--tau2-results-dir={results}", *remote_args(project, workers, REMOTE_SELECTION)]  # fmt: skip
+    log = tmp_path / "controller.log"
+    with log.open("w") as out:
+        controller = subprocess.Popen(command, cwd=project, env=environment(), stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while not any(w.hang_mark.exists() and w.hang_mark.read_text() for w in workers):
+            assert controller.poll() is None, log.read_text("utf-8")[-4000:]
+            assert time.monotonic() < deadline, "no worker reached the hanging scenario"
+            time.sleep(0.05)
+        victim = next(w for w in workers if w.hang_mark.exists())
+        os.kill(int(victim.hang_mark.read_text()), signal.SIGKILL)  # the worker: the socket server's process
+        assert controller.wait(timeout=240) == pytest.ExitCode.TESTS_FAILED, log.read_text("utf-8")[-4000:]
+    text = log.read_text("utf-8")
+    assert "INTERNALERROR" not in text
+    assert f"tau2: socket worker 127.0.0.1:{victim.port} is accepting connections again" in text
+    assert "replacing crashed worker" in text
+
+    data = json.loads((results / "all_metrics.json").read_text("utf-8"))
+    # The killed worker's scenario is an error without a result, with xdist's reason ...
+    assert [e["scenario"] for e in data["errors_without_result"]] == [HANGING]
+    assert "crashed while running" in data["errors_without_result"][0]["reason"]
+    assert not (results / HANGING).exists()
+    # ... and every other scenario finished, with its verdict.
+    verdicts = {m["scenario"]: m["is_successful"] for m in data["scenarios"]}
+    assert len(verdicts) == 17 and HANGING not in verdicts
+    assert {name for name, ok in verdicts.items() if ok is not True} == {"restaurant__wrong_total"}
+    summary = (results / "all_summary.txt").read_text("utf-8")
+    assert summary.startswith("Success rate: 16/18 (88.9%) of 18 scenarios (1 errors without a result")
