@@ -6,6 +6,7 @@ See docs/faults.md ("Faults in the model and bot layers": data and definitions).
 
 from __future__ import annotations
 
+import re
 import shutil
 import textwrap
 from pathlib import Path
@@ -133,14 +134,18 @@ class GoodSignals(FaultLab):
 """
 
 
-@pytest.fixture(scope="module")
-def signals_run(tmp_path_factory: pytest.TempPathFactory) -> PytestRun:
-    project = tmp_path_factory.mktemp("signals")
+def _signals_project(project: Path) -> Path:
     (project / "pytest.ini").write_text("[pytest]\n", "utf-8")
     (project / "faultlab_scenarios.py").write_text(textwrap.dedent(PROJECT_SCENARIOS), "utf-8")
     (project / "test_faultlab.py").write_text(
         "import faultlab_scenarios  # noqa: F401\nfrom pytest_tau2 import test_scenario  # noqa: F401\n", "utf-8"
     )
+    return project
+
+
+@pytest.fixture(scope="module")
+def signals_run(tmp_path_factory: pytest.TempPathFactory) -> PytestRun:
+    project = _signals_project(tmp_path_factory.mktemp("signals"))
     return run_pytest(["-k", "faultlab", "-p", "no:xdist"], project, cwd=project)
 
 
@@ -156,3 +161,16 @@ def test_bad_success_signals_are_collection_errors_naming_the_class(signals_run:
     assert sorted(junit_scenarios(run)) == ["faultlab__empty", "faultlab__string"]
     assert junit_outcome(run, "faultlab__empty") == "error"
     assert not any(run.results_dir.glob("faultlab__*/metrics.json"))  # no conversation ran
+
+
+def test_bad_success_signals_under_xdist_are_collection_errors_too(tmp_path: Path) -> None:
+    """xdist reports a worker's collection errors and runs the rest; the bad scenarios never run."""
+    (tmp_path / "project").mkdir()
+    project = _signals_project(tmp_path / "project")
+    run = run_pytest(["-k", "faultlab", "-p", "xdist", "-n", "2"], tmp_path, cwd=project)
+    assert run.returncode == 1, _debug(run)
+    assert len(re.findall(r"ERROR collecting \S*test_faultlab\.py", run.stdout)) == 2, _debug(run)
+    assert "its success_signals property returned success_signals=()" in run.stdout
+    assert sorted(junit_scenarios(run)) == ["faultlab__empty", "faultlab__good", "faultlab__string"]
+    assert junit_outcome(run, "faultlab__good") == "passed"
+    assert not any(run.results_dir.glob("faultlab__[es]*/metrics.json"))
