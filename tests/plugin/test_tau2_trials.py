@@ -122,3 +122,20 @@ def test_trials_with_concurrency(tau2_project: Project) -> None:
     assert set(run.items().values()) == {"PASSED"} and len(run.items()) == 4
     for k in (1, 2):
         assert run.metrics(f"tau2_retail__5-t{k}")["seed"] == trial_seed(300, k)
+
+
+def test_resume_runs_only_the_missing_trials(tau2_project: Project) -> None:
+    results = tau2_project.path / "campaign"
+    tau2_project.monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    common = ("-p", "tau2", "-p", "no:cacheprovider", "-v", "--tau2-scenarios=tau2_retail__5", "--tau2-trials=2")
+    first = tau2_project.pytester.runpytest_subprocess(*common, f"--tau2-results-dir={results}")
+    assert first.ret == pytest.ExitCode.OK
+    for path in (results / "tau2_retail__5-t2").iterdir():  # as if the run had stopped before trial 2
+        path.unlink() if path.is_file() else None
+    again = tau2_project.pytester.runpytest_subprocess(*common, f"--tau2-resume={results}")
+    assert again.ret == pytest.ExitCode.OK
+    first_trial = json.loads((results / "tau2_retail__5-t1" / "metrics.json").read_text("utf-8"))
+    second_trial = json.loads((results / "tau2_retail__5-t2" / "metrics.json").read_text("utf-8"))
+    assert first_trial.get("resumed") is True and second_trial.get("resumed") is not True
+    assert second_trial["trial"] == 2 and second_trial["seed"] == trial_seed(300, 2)
+    assert "tau2 reward: 1.000 average over 2 trials of 1 tasks" in (results / "all_summary.txt").read_text("utf-8")
