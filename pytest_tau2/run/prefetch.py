@@ -8,8 +8,8 @@ to the LLM-bound ideal without paying N interpreter starts and N litellm imports
 
 Only built-in participants are prefetched (they can be built without the item's fixtures);
 an overridden ``tau2_agent``/``tau2_user``/``tau2_judge`` fixture runs sequentially as usual.
-Under xdist a worker does not know which items it will be handed next, so there the option
-is ignored (each worker runs one scenario at a time); use it without ``-n``.
+Under xdist each worker keeps N conversations in flight over the items queued on it
+(run/worker_queue.py reads that queue; the controller keeps it deep enough).
 """
 
 from __future__ import annotations
@@ -45,9 +45,15 @@ class Prefetcher:
     """
 
     def __init__(
-        self, names: list[str], width: int, settings: Settings, scenario_for: Callable[[str], Scenario]
+        self,
+        names: list[str] | Callable[[], list[str]],
+        width: int,
+        settings: Settings,
+        scenario_for: Callable[[str], Scenario],
     ) -> None:
         self.names = names
+        """Every item id of the process in run order, or (xdist worker) a function giving the
+        ids queued on this worker, next first."""
         self.width = width
         self.settings = settings
         self.scenario_for = scenario_for
@@ -70,11 +76,31 @@ class Prefetcher:
             raise started
         return started
 
+    @property
+    def lock(self) -> threading.RLock:
+        """Held while runs start; hold it to change what the next runs may be."""
+        return self._lock
+
     def _fill(self) -> None:
+        if callable(self.names):
+            for name in self.names():
+                if self._in_flight >= self.width:
+                    break
+                self._start(name)
+            return
         while self._in_flight < self.width and self._next < len(self.names):
             name = self.names[self._next]
             self._next += 1
             self._start(name)
+
+    def cancel(self, names: list[str]) -> None:
+        """Forget runs that this process will not take (xdist stole their items): cancel them."""
+        with self._lock:
+            for name in names:
+                self._done.add(name)
+                started = self._started.pop(name, None)
+                if isinstance(started, Prefetched):
+                    started.future.cancel()
 
     def _finished(self, _: concurrent.futures.Future[ScenarioOutcome]) -> None:
         # Runs on the loop thread when a conversation ends: hand its slot to the next scenario.

@@ -1,0 +1,108 @@
+"""``--tau2-concurrency N`` under xdist: N conversations in flight in each worker.
+
+pytest-xdist hands a worker the indices of the items it will run in batches; the worker keeps
+them in a queue (``WorkerInteractor.torun``) and runs them one by one. Two pieces make the
+prefetcher work there:
+
+- on the worker, :func:`pending_source` reads that queue, so the prefetcher starts the
+  conversations of exactly the items this worker has been given, in the order it will run them;
+  a ``--dist worksteal`` steal of items whose conversation already started cancels those runs
+  here (the worker that receives them runs them again, so no verdict depends on the cancelled
+  run);
+- on the controller, :func:`make_scheduler` (``--dist load``, xdist's default with ``-n``) keeps
+  up to N + 1 items queued per worker (the running item plus N upcoming), fairly shared while
+  items remain. xdist's own load scheduler tops a worker up only when its queue runs low, and not
+  at all while tests take over 0.1 s, which would leave a worker 1-2 conversations deep.
+
+Both read xdist internals that are stable across its 3.x releases (the queue, its lock, the
+scheduler's pending lists). When they are missing, the worker runs one scenario at a time, as
+before, and the scheduler is xdist's own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+import pytest
+
+
+def find_interactor(config: pytest.Config) -> Any | None:
+    """The xdist worker's ``WorkerInteractor`` (it holds the queue), or None."""
+    for plugin in config.pluginmanager.get_plugins():
+        if type(plugin).__name__ == "WorkerInteractor" and hasattr(plugin, "torun"):
+            return plugin
+    return None
+
+
+def pending_source(
+    config: pytest.Config,
+    ids: Sequence[str | None],
+    lock: AbstractContextManager[Any],
+    on_steal: Callable[[list[str]], None],
+) -> Callable[[], list[str]] | None:
+    """A function giving the ids of the items queued on this worker, next first; None when the
+    queue cannot be read. ``ids[i]`` is the id of ``session.items[i]`` (None: not a scenario).
+    ``on_steal`` is called with the ids a steal takes away, after they left the queue; ``lock``
+    (the prefetcher's) is held around both, so no stolen item starts in between."""
+    interactor = find_interactor(config)
+    queue: Any = getattr(interactor, "torun", None)
+    if interactor is None or not callable(getattr(queue, "lock", None)):
+        return None
+
+    def pending() -> list[str]:
+        with queue.lock() as items:
+            indices = [interactor.nextitem_index, *items]
+        return [name for i in indices if isinstance(i, int) and 0 <= i < len(ids) and (name := ids[i]) is not None]
+
+    steal = getattr(interactor, "steal", None)
+    if callable(steal):
+
+        def steal_and_cancel(indices: Sequence[int]) -> None:
+            with lock:
+                with queue.lock() as before:
+                    queued = set(before)
+                steal(indices)
+                with queue.lock() as after:
+                    left = set(after)
+                gone = [ids[i] for i in indices if i in queued and i not in left and 0 <= i < len(ids)]
+                on_steal([name for name in gone if name is not None])
+
+        interactor.steal = steal_and_cancel
+    return pending
+
+
+def make_scheduler(config: pytest.Config, log: Any, concurrency: int) -> Any | None:
+    """A load scheduler that keeps ``concurrency`` + 1 items queued per worker, or None (xdist's
+    own) when the run does not use ``--dist load`` or xdist's scheduler cannot be extended."""
+    if concurrency <= 1 or getattr(config.option, "dist", "load") != "load":
+        return None
+    try:
+        from xdist.scheduler import LoadScheduling
+    except ImportError:
+        return None
+
+    class DeepLoadScheduling(LoadScheduling):  # type: ignore[misc]
+        """xdist's load scheduling, with each worker's queue kept ``concurrency`` + 1 deep."""
+
+        def schedule(self) -> None:
+            super().schedule()
+            for node in self.nodes:
+                self._top_up(node)
+
+        def check_schedule(self, node: Any, duration: float = 0) -> None:
+            self._top_up(node)
+            super().check_schedule(node, duration=duration)
+
+        def _top_up(self, node: Any) -> None:
+            if node.shutting_down or not self.pending or node not in self.node2pending:
+                return
+            remaining = len(self.pending) + sum(len(p) for p in self.node2pending.values())
+            fair = max(2, math.ceil(remaining / max(1, len(self.node2pending))))
+            missing = min(concurrency + 1, fair) - len(self.node2pending[node])
+            if missing > 0:
+                self._send_tests(node, missing)
+
+    return DeepLoadScheduling(config, log)

@@ -1,0 +1,114 @@
+"""``--tau2-concurrency``: the same per-scenario verdicts at 1, 8 and unbounded concurrency in one
+process, and under ``-n 2 --tau2-concurrency 4``, where each worker keeps several conversations
+in flight (the model server sees more than two conversations overlap).
+
+Ten retail tasks against the scripted loopback model; three of them get an agent that skips
+its last gold call (a write), so the verdicts mix passes and failures.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.llm_scripts import (
+    AgentScript,
+    PytestRun,
+    ScriptedModels,
+    Tasks,
+    model_options,
+    node,
+    run_pytest,
+    task_of_agent_request,
+)
+from tests.support.fake_openai import FakeOpenAIServer, Reply
+
+TASKS = [str(i) for i in range(10)]
+BROKEN = ("1", "5", "9")
+CONFIGS: dict[str, list[str]] = {
+    "c1": [],
+    "c8": ["--tau2-concurrency", "8"],
+    "unbounded": ["--tau2-concurrency", "1000"],
+    "n2c4": ["-p", "xdist", "-n", "2", "--tau2-concurrency", "4"],
+}
+
+
+def _verdicts(run: PytestRun) -> dict[str, Any]:
+    out = {}
+    for task in TASKS:
+        metrics = run.metrics(f"tau2_retail__{task}")
+        checks = sorted((c["id"], c["passed"]) for c in metrics["checks"])
+        out[task] = (metrics["is_successful"], metrics["stop_reason"], metrics["agent_turns"], checks)
+    return out
+
+
+def _max_overlap(spans: dict[str, tuple[float, float]]) -> int:
+    """The most conversations in flight at once: [first, last] agent request per task."""
+    events = sorted([(start, 1) for start, _ in spans.values()] + [(end, -1) for _, end in spans.values()])
+    depth = best = 0
+    for _, step in events:
+        depth += step
+        best = max(best, depth)
+    return best
+
+
+def _produce(tmp: Path) -> dict[str, Any]:
+    tasks = Tasks.load("retail")
+    models = ScriptedModels(tasks)
+    for task in BROKEN:
+        steps = models.gold_steps(task)  # the gold calls, then the wrap-up text
+        models.agent[task] = AgentScript(steps[:-2] + steps[-1:], closing=models.gold_closing(task))
+    out: dict[str, Any] = {}
+    for name, extra in CONFIGS.items():
+        spans: dict[str, tuple[float, float]] = {}
+        lock = threading.Lock()
+
+        def agent(
+            request: dict[str, Any], spans: dict[str, tuple[float, float]] = spans, lock: threading.Lock = lock
+        ) -> Reply:
+            task = task_of_agent_request(request)
+            if task is not None:
+                now = time.monotonic()
+                with lock:
+                    first = spans.get(task, (now, now))[0]
+                    spans[task] = (first, now)
+            return models.agent_handler(request)
+
+        with FakeOpenAIServer(latency_s=0.05) as server:
+            models.install(server)
+            server.add_handler("agent", agent)
+            run = run_pytest([*extra, *(node(f"tau2_retail__{t}") for t in TASKS), *model_options(server)], tmp / name)
+        assert run.returncode in (0, 1), f"{name}: exit {run.returncode}\n{run.stdout[-4000:]}\n{run.stderr[-2000:]}"
+        out[name] = {
+            "verdicts": _verdicts(run),
+            "overlap": _max_overlap(spans),
+            "stdout": run.stdout,
+            "wall": run.wall_s,
+        }
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _produce(tmp_path_factory.mktemp("concurrency"))
+
+
+def test_verdicts_identical_at_1_8_and_unbounded_concurrency(runs: dict[str, Any]) -> None:
+    base = runs["c1"]["verdicts"]
+    assert {t for t, v in base.items() if v[0] is not True} == set(BROKEN)  # a mix of passes and failures
+    for name in ("c8", "unbounded"):
+        assert runs[name]["verdicts"] == base, name
+    assert runs["c1"]["overlap"] == 1
+    assert runs["c8"]["overlap"] > 4
+    assert runs["unbounded"]["overlap"] > 6
+
+
+def test_xdist_workers_keep_several_conversations_in_flight(runs: dict[str, Any]) -> None:
+    assert runs["n2c4"]["verdicts"] == runs["c1"]["verdicts"]
+    # Two workers running one scenario at a time would never overlap more than two conversations.
+    assert runs["n2c4"]["overlap"] > 2
+    assert "ignored under xdist" not in runs["n2c4"]["stdout"]
