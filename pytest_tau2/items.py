@@ -153,25 +153,39 @@ PREFETCH_KEY = pytest.StashKey["Prefetcher"]()
 
 
 def _prefetcher(request: pytest.FixtureRequest, settings: Settings, all_builtin: bool) -> Prefetcher | None:
-    """The process's Prefetcher when --tau2-concurrency applies to this item, else None."""
-    if settings.concurrency <= 1 or hasattr(request.config, "workerinput"):
-        return None
-    if not all_builtin:
+    """The process's Prefetcher when --tau2-concurrency applies to this item, else None.
+
+    Under xdist it prefetches the items queued on this worker (run/worker_queue.py); when that
+    queue cannot be read, the worker runs one scenario at a time."""
+    if settings.concurrency <= 1 or not all_builtin:
         return None  # an overridden participant fixture: only the item's own fixtures can build it
+    if WORKER_QUEUE_UNREADABLE in request.config.stash:
+        return None
     prefetcher = request.config.stash.get(PREFETCH_KEY, None)
     if prefetcher is None:
         from pytest_tau2.run.prefetch import Prefetcher
+        from pytest_tau2.run.worker_queue import pending_source
 
         # Item ids: the scenario name, or <name>-t<k> for one of several trials.
-        names = [result_folder(item) for item in request.session.items if _scenario_name(item) is not None]
+        ids = [result_folder(item) if _scenario_name(item) is not None else None for item in request.session.items]
         prefetcher = Prefetcher(
-            names,
+            [name for name in ids if name is not None],
             settings.concurrency,
             settings,
             request.config.stash[CATALOG_KEY].instance,
         )
+        if hasattr(request.config, "workerinput"):
+            pending = pending_source(request.config, ids, prefetcher.lock, prefetcher.cancel)
+            if pending is None:
+                request.config.stash[WORKER_QUEUE_UNREADABLE] = True
+                prefetcher.close()
+                return None
+            prefetcher.names = pending
         request.config.stash[PREFETCH_KEY] = prefetcher
     return prefetcher
+
+
+WORKER_QUEUE_UNREADABLE = pytest.StashKey[bool]()
 
 
 def _record(

@@ -221,6 +221,13 @@ class _XdistHooks:
                 red=True,
             )
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any | None:
+        """--tau2-concurrency N under ``--dist load``: keep N upcoming items queued per worker."""
+        from pytest_tau2.run.worker_queue import make_scheduler
+
+        return make_scheduler(config, log, config.stash[SETTINGS_KEY].concurrency)
+
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         report = node.config.pluginmanager.get_plugin("tau2-run-report")
         if isinstance(report, RunReport):
@@ -235,11 +242,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"tau2: results={s.results_dir}",
         _verdict_header(s),
         *_recording_header(s),
-    ] + (
-        ["tau2: --tau2-concurrency is ignored under xdist (-n): each worker runs one scenario at a time"]
-        if s.concurrency > 1 and getattr(config.option, "numprocesses", None)
-        else []
-    )
+    ]
 
 
 def _verdict_header(s: Settings) -> str:
@@ -426,9 +429,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         and not session.config.option.collectonly
         and not _is_controller_of_workers(session.config)
     ):
-        from pytest_tau2.llm.client import preload
+        from pytest_tau2.llm.client import preload_in_background
 
-        preload()  # import litellm once per process, before the first test's clock starts
+        # Import litellm once per process, overlapped with collection, seeding and gold replay;
+        # the first model call waits for it.
+        preload_in_background()
 
 
 def _keep_subtests_out_of_junit(config: pytest.Config) -> None:
