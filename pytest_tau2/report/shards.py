@@ -5,8 +5,8 @@ matrix (same project, same options) computes the same partition without talking 
 
 - the distinct scenario names are sorted and dealt round-robin: shard ``I`` takes the names at
   positions ``I-1, I-1+N, I-1+2N, ...``. Shard sizes differ by at most one scenario;
-- all trials of one scenario (``<name>-t1`` .. ``<name>-tK``) share the scenario's name, so they
-  always land in the same shard (pass^k needs them together);
+- all trials of one scenario (``<name>-t1`` .. ``<name>-tK``) share the scenario's name (the
+  key the plugin gives), so they always land in the same shard (pass^k needs them together);
 - items that are not scenarios (a project's ordinary tests) are dealt the same way by node id,
   so each runs in exactly one shard.
 
@@ -71,12 +71,3 @@ def select(items: Sequence[T], key: Callable[[T], tuple[str, str]], shard: Shard
     for item in items:
         (kept if key(item) in taken else dropped).append(item)
     return kept, dropped
-
-
-def scenario_of(item_id: str, trials: int) -> str:
-    """The scenario an item id belongs to: ``name-tK`` -> ``name`` when the run has trials."""
-    if trials <= 1:
-        return item_id
-    from pytest_tau2.run.trials import split_trial_id
-
-    return split_trial_id(item_id)[0]

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from pytest_tau2.report.shards import Shard, parse_shard, scenario_of, select
+from pytest_tau2.report.shards import Shard, parse_shard, select
+from pytest_tau2.run.trials import split_trial_id
 from pytest_tau2.settings import resolve
 from tests.plugin.conftest import Project
 from tests.plugin.test_run import RESTAURANT, WRONG_TOTAL
@@ -30,6 +31,10 @@ def test_a_malformed_shard_is_a_usage_error_naming_the_option(text: str) -> None
 
 def _ids(names: list[str], trials: int) -> list[str]:
     return [f"{n}-t{k}" for n in names for k in range(1, trials + 1)] if trials > 1 else list(names)
+
+
+def scenario_of(item_id: str, trials: int) -> str:
+    return split_trial_id(item_id)[0] if trials > 1 else item_id
 
 
 def _key(trials: int) -> object:
@@ -120,3 +125,15 @@ def test_resuming_a_shard_needs_the_same_shard(project: Project) -> None:
     )
     assert again.ret == pytest.ExitCode.USAGE_ERROR
     assert "that run was --tau2-shard 1/2, this one is --tau2-shard 2/2" in again.stderr.str()
+
+
+def test_trials_of_a_scenario_run_in_the_same_shard(project: Project) -> None:
+    project.restaurant()
+    runs = [project.run("--tau2-trials=2", f"--tau2-shard={i}/2") for i in (1, 2)]
+    ran = [sorted(run.items()) for run in runs]
+    assert sorted(ran[0] + ran[1]) == sorted(f"{name}-t{k}" for name in RESTAURANT for k in (1, 2))
+    scenarios = [{item.rsplit("-t", 1)[0] for item in items} for items in ran]
+    assert scenarios[0].isdisjoint(scenarios[1])
+    assert sorted(map(len, scenarios)) == [3, 3]
+    for items, names in zip(ran, scenarios, strict=True):
+        assert len(items) == 2 * len(names)
