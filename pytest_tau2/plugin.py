@@ -34,7 +34,7 @@ from pytest_tau2.items import (
 )
 from pytest_tau2.llm.secrets import redact
 from pytest_tau2.report.run_folder import RunFolder, RunFolderError
-from pytest_tau2.report.shards import Shard, parse_shard, scenario_of, select
+from pytest_tau2.report.shards import Shard, parse_shard, select
 from pytest_tau2.run import participants
 from pytest_tau2.run_report import SCENARIO_PROPERTY, RunReport
 from pytest_tau2.scenario.base import Scenario
@@ -173,7 +173,7 @@ def pytest_configure(config: pytest.Config) -> None:
     hints = XdistSelectionHints if config.pluginmanager.hasplugin("xdist") else SelectionHints
     config.pluginmanager.register(hints(_scenario_name), "tau2-selection-hints")  # a -k that selects nothing
     if settings.shard is not None:
-        config.pluginmanager.register(_ShardSelection(parse_shard(settings.shard), settings.trials), "tau2-shard")
+        config.pluginmanager.register(_ShardSelection(parse_shard(settings.shard)), "tau2-shard")
 
 
 def _runs_scenarios(config: pytest.Config) -> bool:
@@ -396,13 +396,12 @@ class _ShardSelection:
     """``--tau2-shard I/N``: keep this shard's items, after every other selection (-k, -m,
     --tau2-scenarios), so the shards split exactly what an unsharded run would run."""
 
-    def __init__(self, shard: Shard, trials: int) -> None:
+    def __init__(self, shard: Shard) -> None:
         self.shard = shard
-        self.trials = trials
 
     def _key(self, item: pytest.Item) -> tuple[str, str]:
-        name = _scenario_name(item)
-        return ("other", item.nodeid) if name is None else ("scenario", scenario_of(name, self.trials))
+        name = _scenario_name(item)  # the scenario's name, the same for each of its trials
+        return ("other", item.nodeid) if name is None else ("scenario", name)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
