@@ -484,3 +484,22 @@ def test_killing_a_remote_worker_midway_counts_its_scenario_as_an_error(
     assert {name for name, ok in verdicts.items() if ok is not True} == {"restaurant__wrong_total"}
     summary = (results / "all_summary.txt").read_text("utf-8")
     assert summary.startswith("Success rate: 16/18 (88.9%) of 18 scenarios (1 errors without a result")
+
+
+def test_workers_run_their_own_checkout_and_read_its_in_repo_data(tmp_path: Path, workers: list[SocketWorker]) -> None:
+    """No --rsyncdir: each worker runs in its own copy of the project (``//chdir=``), and the
+    in-repo data it reads is that copy's; the controller's copy has no data folder at all."""
+    project = remote_project(tmp_path / "controller" / "project")
+    shutil.rmtree(project / "data")
+    workers += [start_worker(tmp_path / "w1"), start_worker(tmp_path / "w2")]
+    for worker in workers:
+        remote_project(worker.folder / "project")
+    txs = [arg for w in workers for arg in ("--tx", f"{w.spec}//chdir={w.folder / 'project'}")]
+    remote = run_pytest(
+        project, tmp_path / "controller" / "remote", "-d", *txs, "--tau2-scenarios=restaurant__*", xdist=True
+    )
+    assert remote.returncode == pytest.ExitCode.TESTS_FAILED, remote.stdout[-4000:]
+    verdicts = {m["scenario"]: m["is_successful"] for m in remote.all_metrics()["scenarios"]}
+    assert len(verdicts) == 7 and remote.all_metrics()["errors_without_result"] == []
+    assert {name for name, ok in verdicts.items() if ok is not True} == {"restaurant__wrong_total"}
+    assert not (project / "data").exists()
