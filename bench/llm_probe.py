@@ -2,7 +2,8 @@
 
 At the end of every pytest process of a run (the main process and each xdist worker) it appends
 one JSON line to ``$LLM_PROBE_OUT``: peak RSS (``ru_maxrss``), CPU seconds, whether litellm was
-imported, and wall-clock marks (process start, first test started, last test finished).
+imported, and wall-clock marks (process start, collection finished, first test started, last
+test finished).
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ import time
 from typing import Any
 
 _MARKS: dict[str, float] = {"configured": time.time()}
+
+
+def pytest_collection_finish(session: Any) -> None:
+    _MARKS.setdefault("collected", time.time())
 
 
 def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
