@@ -465,7 +465,10 @@ def _keep_subtests_out_of_junit(config: pytest.Config) -> None:
 
 
 def _is_controller_of_workers(config: pytest.Config) -> bool:
-    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
+    """The xdist controller of local (-n) or remote (-d --tx ...) workers: it runs no scenario."""
+    option = config.option
+    remote = getattr(option, "dist", "no") != "no" and bool(getattr(option, "tx", None))
+    return (bool(getattr(option, "numprocesses", None)) or remote) and not hasattr(config, "workerinput")
 
 
 def _is_worker(config: pytest.Config) -> bool:
