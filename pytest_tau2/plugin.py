@@ -8,6 +8,7 @@ and aggregates results. A scenario is a parametrized test function (``test_scena
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import difflib
 import fnmatch
@@ -100,6 +101,30 @@ def _check_separated_path_options(config: pytest.Config) -> None:
             )
 
 
+def _join_path_options(config: pytest.Config) -> None:
+    """Rewrite ``--tau2-results-dir DIR`` as ``--tau2-results-dir=DIR`` in the invocation args.
+
+    xdist starts its workers with the controller's invocation args, and a worker looks for its
+    rootdir before the plugin's options are known: once this run has created DIR, a separated
+    DIR would be taken for a test path there and move the worker's rootdir (and with it the
+    project's conftest and ini file).
+    """
+    args = [str(a) for a in config.invocation_params.args]
+    joined: list[str] = []
+    skip = False
+    for flag, value in itertools.zip_longest(args, args[1:]):
+        if skip:
+            skip = False
+            continue
+        if flag in PATH_OPTIONS and value is not None:
+            joined.append(f"{flag}={value}")
+            skip = True
+        else:
+            joined.append(flag)
+    if joined != args:
+        config.invocation_params = dataclasses.replace(config.invocation_params, args=tuple(joined))
+
+
 def _config_file_between(start: Path, stop: Path) -> Path | None:
     """A pytest configuration file in ``start`` or its parents below ``stop``, if any."""
     for folder in (start, *start.parents):
@@ -151,6 +176,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[SETTINGS_KEY] = workers.receive(workerinput["tau2_settings"], relative, config.rootpath)
     else:
         _check_separated_path_options(config)
+        _join_path_options(config)
         config.stash[SETTINGS_KEY] = _settings_from_config(config)
     settings = config.stash[SETTINGS_KEY]
     config.stash[CATALOG_KEY] = ScenarioCatalog(settings, workerid=(workerinput or {}).get("workerid"))

@@ -156,10 +156,8 @@ class RunReport:
 
 
 def _reason(report: pytest.TestReport) -> str:
-    """The last meaningful line of a failure (the error message, a crashed worker's note)."""
+    """The first line of the error (its message, or a crashed worker's note), not the traceback."""
     text = (report.longreprtext or "").strip()
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    for line in reversed(lines):
-        if line.startswith("E "):
-            return line[2:].strip()[:500]
-    return (lines[-1] if lines else f"{report.when} failed")[:500]
+    errors = [line[2:].strip() for line in lines if line.startswith("E ")]
+    return ((errors or lines or [f"{report.when} failed"])[0])[:500]
