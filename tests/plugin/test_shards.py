@@ -4,9 +4,15 @@ recorded in run.json outside the settings fingerprint."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
+from pytest_tau2.report.merge import MergeError, merge
+from pytest_tau2.report.run_folder import LOCK_FILE
 from pytest_tau2.report.shards import Shard, parse_shard, select
 from pytest_tau2.run.trials import split_trial_id
 from pytest_tau2.settings import resolve
@@ -137,3 +143,69 @@ def test_trials_of_a_scenario_run_in_the_same_shard(project: Project) -> None:
     assert sorted(map(len, scenarios)) == [3, 3]
     for items, names in zip(ran, scenarios, strict=True):
         assert len(items) == 2 * len(names)
+
+
+# ---- merge: what it refuses and what it accepts ----------------------------------------------------
+
+
+def _shards(project: Project, count: int, *, junit: tuple[int, ...] = ()) -> list[Path]:
+    """The restaurant's menu question and party order in ``count`` shards; shards named in
+    ``junit`` leave their JUnit file as ``<results dir>/junit.xml``."""
+    folders = []
+    for i in range(1, count + 1):
+        xml = project.path / f"junit-{i}.xml"
+        run = project.run(
+            "--tau2-scenarios=restaurant__menu_question,restaurant__party_order",
+            f"--tau2-shard={i}/{count}",
+            *([f"--junitxml={xml}"] if i in junit else []),
+        )
+        assert run.result.ret in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED), run.stdout[-2000:]
+        if i in junit:
+            shutil.copy(xml, run.results_dir / "junit.xml")
+        folders.append(run.results_dir)
+    return folders
+
+
+def test_merge_accepts_an_empty_shard_and_refuses_an_unfinished_one(project: Project, tmp_path: Path) -> None:
+    project.restaurant()
+    folders = _shards(project, 3)  # two scenarios in three shards: shard 3 selects nothing
+    assert not (folders[2] / "all_metrics.json").exists()
+    merged = merge(folders, tmp_path / "merged")
+    assert (merged.scenarios, merged.errors, merged.junit_cases) == (2, 0, None)
+    assert sorted(p.name for p in (tmp_path / "merged").iterdir() if p.is_dir()) == [
+        "restaurant__menu_question",
+        "restaurant__party_order",
+    ]
+    (folders[1] / LOCK_FILE).write_text("pid 1 on elsewhere", "utf-8")
+    with pytest.raises(MergeError, match=rf"{folders[1]}: holds \.tau2\.lock, so its run is still going or was killed"):
+        merge(folders, tmp_path / "again")
+    (folders[1] / LOCK_FILE).unlink()
+    (folders[1] / "all_metrics.json").unlink()
+    with pytest.raises(MergeError, match=r"no all_metrics\.json next to results of restaurant__party_order"):
+        merge(folders, tmp_path / "again")
+
+
+def test_merge_needs_a_junit_file_from_every_shard_or_none(project: Project, tmp_path: Path) -> None:
+    project.restaurant()
+    folders = _shards(project, 2, junit=(1,))
+    with pytest.raises(MergeError, match=rf"junit\.xml is in 1 of 2 folders \(not in {folders[1]}\)"):
+        merge(folders, tmp_path / "merged")
+    with pytest.raises(MergeError, match="--junit names 1 files for 2 folders"):
+        merge(folders, tmp_path / "merged", junit=[folders[0] / "junit.xml"])
+    assert not (tmp_path / "merged").exists()
+
+
+def test_merge_writes_into_a_new_folder_only(project: Project, tmp_path: Path) -> None:
+    project.restaurant()
+    folders = _shards(project, 2)
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "notes.txt").write_text("mine", "utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_tau2.cli", "merge", *map(str, folders), "--into", str(tmp_path / "taken")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert f"--into {tmp_path / 'taken'}: exists and is not an empty folder" in done.stderr
+    assert [p.name for p in (tmp_path / "taken").iterdir()] == ["notes.txt"]
