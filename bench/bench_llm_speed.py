@@ -80,11 +80,15 @@ MEDIAN_KEYS = (
 )
 
 
-def _pytest(args: list[str], env: dict[str, str], timeout: float) -> tuple[subprocess.CompletedProcess[str], float]:
+def _pytest(
+    args: list[str], env: dict[str, str], timeout: float, tree: Path = ROOT
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    if tree != ROOT:  # a baseline checkout: its pytest_tau2 first on the path
+        env = {**env, "PYTHONPATH": os.pathsep.join([str(tree), env.get("PYTHONPATH", "")])}
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-        cwd=ROOT,
+        cwd=tree,
         env=env,
         capture_output=True,
         text=True,
@@ -111,8 +115,12 @@ def startup_cpu(nodes: list[str]) -> dict[str, float]:
     return {"collect_cpu_s": round(collect, 2), "litellm_import_cpu_s": round(float(done.stdout.split()[-1]), 2)}
 
 
-def run_once(config: str, latency: float, ids: list[str], base: dict[str, float], timeout: float) -> dict[str, Any]:
+def run_once(
+    config: str, latency: float, ids: list[str], base: dict[str, float], timeout: float, tree: Path = ROOT
+) -> dict[str, Any]:
     label, extra, workers, concurrency = CONFIGS[config]
+    if tree != ROOT:
+        label = f"baseline: {label}"
     models = ScriptedModels(Tasks.load("retail"))
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(latency_s=latency) as server:
         models.install(server)
@@ -129,7 +137,7 @@ def run_once(config: str, latency: float, ids: list[str], base: dict[str, float]
         nodes = [f"scenarios/test_scenarios.py::test_scenario[tau2_retail__{i}]" for i in ids]
         env = subprocess_env(PYTHONPATH=str(BENCH), LLM_PROBE_OUT=str(probe))
         args = ["-p", "llm_probe", f"--tau2-results-dir={Path(tmp) / 'results'}", *extra, *model_options(server)]
-        done, wall = _pytest([*args, *nodes], env, timeout)
+        done, wall = _pytest([*args, *nodes], env, timeout, tree)
         requests = server.requests
         processes = [json.loads(line) for line in probe.read_text("utf-8").splitlines()] if probe.exists() else []
     per_task: dict[str, int] = {}
@@ -156,7 +164,7 @@ def run_once(config: str, latency: float, ids: list[str], base: dict[str, float]
         base["collect_cpu_s"] + (base["litellm_import_cpu_s"] if p.get("litellm_imported") else 0.0) for p in processes
     )
     return {
-        "config": config,
+        "config": config if tree == ROOT else f"baseline-{config}",
         "label": label,
         "scenarios": len(ids),
         "passed": passed,
@@ -199,7 +207,8 @@ def write(results: dict[str, Any], path_md: Path) -> None:
         "configurations interleaved; every run's numbers are in llm_speed.json.",
         "",
         f"Start-up CPU subtracted for CPU per call: collect-only {results['startup']['collect_cpu_s']} s, "
-        f"litellm import {results['startup']['litellm_import_cpu_s']} s per process.",
+        f"litellm import {results['startup']['litellm_import_cpu_s']} s per process."
+        + (f" Baseline rows: the checkout in `{results['baseline']}`." if results.get("baseline") else ""),
         "",
         "| config | passed | calls | ideal (s) | wall (s) | wall / ideal | CPU (s) | CPU per call (ms) "
         "| collected -> first test (s) | collected -> first call (s) | peak RSS per process (MB) |",
@@ -226,6 +235,13 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="first N retail tasks only")
     parser.add_argument("--timeout", type=float, default=900)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="another checkout (e.g. `git archive <commit> | tar -x -C DIR`): its configurations run interleaved",
+    )
+    parser.add_argument("--baseline-configs", default="c32,n2c32", help="configurations run with --baseline")
     opts = parser.parse_args()
     configs = [c.strip() for c in opts.configs.split(",") if c.strip()]
     unknown = [c for c in configs if c not in CONFIGS]
@@ -239,13 +255,16 @@ def main() -> None:
     nodes = [f"scenarios/test_scenarios.py::test_scenario[tau2_retail__{i}]" for i in ids]
     base = startup_cpu(nodes)
     print("start-up CPU", base, flush=True)
-    runs: dict[str, list[dict[str, Any]]] = {c: [] for c in configs}
+    plan = [(c, ROOT) for c in configs]
+    if opts.baseline is not None:
+        plan += [(c.strip(), opts.baseline.resolve()) for c in opts.baseline_configs.split(",") if c.strip()]
+    runs: dict[str, list[dict[str, Any]]] = {}
     for repeat in range(opts.repeats):
-        for config in configs:
-            row = run_once(config, opts.latency, ids, base, opts.timeout)
-            runs[config].append(row)
+        for config, tree in plan:
+            row = run_once(config, opts.latency, ids, base, opts.timeout, tree)
+            runs.setdefault(row["config"], []).append(row)
             shown = {k: row[k] for k in ("wall_s", "ideal_s", "cpu_s_total", "cpu_ms_per_call", "peak_rss_mb_max")}
-            print(f"[{repeat + 1}] {config}: {shown} passed {row['passed']}/{row['scenarios']}", flush=True)
+            print(f"[{repeat + 1}] {row['config']}: {shown} passed {row['passed']}/{row['scenarios']}", flush=True)
     results = {
         "meta": {
             "command": "python bench/bench_llm_speed.py " + " ".join(sys.argv[1:]),
@@ -258,7 +277,8 @@ def main() -> None:
             "loadavg": ", ".join(f"{x:.2f}" for x in os.getloadavg()),
         },
         "startup": base,
-        "medians": [median_of(runs[c]) for c in configs],
+        "baseline": str(opts.baseline) if opts.baseline is not None else None,
+        "medians": [median_of(rows) for rows in runs.values()],
         "runs": runs,
     }
     for row in results["medians"]:
