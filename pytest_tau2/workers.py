@@ -97,3 +97,19 @@ def wait_for_address(address: tuple[str, int], timeout: float, interval: float =
         else:
             gateway.exit()
             return True
+
+
+def after_crash(spec: Any, error: object) -> str | None:
+    """What the controller says when a worker went down: for a ``socket=`` worker that crashed,
+    after waiting (bounded) for its server to serve gateways again, since xdist replaces the
+    worker at once by connecting to the same address and a refused connection ends the run."""
+    address = socket_address(spec)
+    if error is None or address is None:
+        return None
+    where = f"{address[0]}:{address[1]}"
+    if wait_for_address(address, RESTART_WAIT_S):
+        return f"tau2: socket worker {where} is accepting connections again"
+    return (
+        f"tau2: socket worker {where} is gone ({error}); xdist cannot replace it and will stop the run: "
+        "run socket servers under a supervisor that restarts them (docs/many-machines.md)"
+    )
