@@ -229,30 +229,11 @@ class _XdistHooks:
                 session.config.hook.pytest_collectreport(report=pytest.CollectReport(name, "failed", str(exc), []))
 
     def pytest_testnodedown(self, node: Any, error: object) -> None:
-        """A crashed socket worker: xdist replaces it at once by connecting to the same address,
-        and a refused connection ends the whole run. Wait (bounded) for a supervised server to
-        come back first, and say what happens when it does not."""
-        address = workers.socket_address(getattr(node.gateway, "spec", None))
-        if error is None or address is None or _is_worker(node.config):
-            return
+        """A crashed socket worker: wait (bounded) for its server before xdist reconnects to it."""
+        line = None if _is_worker(node.config) else workers.after_crash(getattr(node.gateway, "spec", None), error)
         reporter = node.config.pluginmanager.get_plugin("terminalreporter")
-        where = f"{address[0]}:{address[1]}"
-        if workers.wait_for_address(address, workers.RESTART_WAIT_S):
-            if reporter is not None:
-                reporter.write_line(f"tau2: socket worker {where} is accepting connections again")
-        elif reporter is not None:
-            reporter.write_line(
-                f"tau2: socket worker {where} is gone ({error}); xdist cannot replace it and will stop the run: "
-                "run socket servers under a supervisor that restarts them (docs/many-machines.md)",
-                red=True,
-            )
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any | None:
-        """--tau2-concurrency N under ``--dist load``: keep N upcoming items queued per worker."""
-        from pytest_tau2.run.worker_queue import make_scheduler
-
-        return make_scheduler(config, log, config.stash[SETTINGS_KEY].concurrency)
+        if line is not None and reporter is not None:
+            reporter.write_line(line)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         report = node.config.pluginmanager.get_plugin("tau2-run-report")
