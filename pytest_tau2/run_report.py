@@ -23,6 +23,7 @@ from pytest_tau2.report.run_folder import RunFolder
 from pytest_tau2.report.summary import render
 
 SCENARIO_PROPERTY = "tau2_scenario"
+_WORKER_LINE = re.compile(r"^\[[\w-]+\] .* -- Python ")
 _ITEM_ID = re.compile(r"::test_scenario\[(?P<id>.+)\]$")
 
 
@@ -158,6 +159,7 @@ class RunReport:
 def _reason(report: pytest.TestReport) -> str:
     """The first line of the error (its message, or a crashed worker's note), not the traceback."""
     text = (report.longreprtext or "").strip()
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    # xdist prefixes a worker's report with "[gw1] linux -- Python 3.11.7 /usr/bin/python": not the reason.
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not _WORKER_LINE.match(line)]
     errors = [line[2:].strip() for line in lines if line.startswith("E ")]
     return ((errors or lines or [f"{report.when} failed"])[0])[:500]
