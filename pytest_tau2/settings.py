@@ -93,7 +93,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "resume",
         "Continue the run in this results folder: scenarios with a complete saved result are reported from "
-        "it, the rest run (docs/faults.md).",
+        "it, the rest run (docs/runs.md).",
         None,
     ),
     Option("save_db", "Also write final_db.json (and final_user_db.json) per scenario.", False, "bool"),

@@ -271,7 +271,9 @@ def test_malformed_tool_calls_are_returned_as_errors_and_counted(main: Recorded)
     expected = {
         1: ("Error: arguments for 'get_order_details' are not valid JSON",),
         2: ("Error: Tool 'delete_every_order' not found.",),
-        3: ("Error: invalid arguments for 'get_order_details'", "is not of type 'string'"),
+        # A number where upstream's tool expects an id string: upstream checks no types at call
+        # time, so the lookup fails (docs/tau2-retail.md, "Tool arguments").
+        3: ("Error: Order not found",),
     }
     for step, needles in expected.items():
         [request] = agent_requests(main.requests, MALFORMED, step)

@@ -36,6 +36,10 @@ UNSET = {
     "results_dir": "`<rootdir>/tau2-results/<timestamp>`",
     "max_turns": "the scenario's own",
     "max_duration": "the scenario's own",
+    "record_mode": "off (no cassettes)",
+    "cassette_dir": "`<rootdir>/cassettes`",
+    "resume": "off (a new run)",
+    "shard": "off (the whole selection)",
 }
 
 
