@@ -133,7 +133,7 @@ class RunFolder:
         self._lock = handle
 
     def _holds_results(self) -> bool:
-        if (self.path / RUN_FILE).exists() or (self.path / "all_metrics.json").exists():
+        if (self.path / "all_metrics.json").exists():  # run.json alone: a run that ran no scenario
             return True
         return any(child.is_dir() and (child / "metrics.json").exists() for child in self.path.iterdir())
 
