@@ -5,6 +5,11 @@ Each tool works on the carrier DB dict (``self.db``). Results are the DB records
 dumps) or upstream's texts; where upstream returns a plain dict of numbers, the numbers are
 strings (upstream's serialiser stringifies bare numbers outside models). Refusals raise
 :class:`~pytest_tau2.errors.ToolError` with upstream's message.
+
+Arguments are taken as upstream takes them (:class:`~.tau2_common.tools.Tau2Tool`): only their
+names are checked. Upstream's telecom tools build no pydantic model from an argument, so no
+value is converted: each is compared, sliced or added as given, and a value upstream's code
+cannot use refuses the call with the error upstream's code raises.
 """
 
 from __future__ import annotations
@@ -13,11 +18,10 @@ import datetime as dt
 import hashlib
 from typing import Any
 
-from pytest_tau2.domains.tau2_common.tools import TransferMixin
+from pytest_tau2.domains.tau2_common.tools import Tau2Tool, TransferMixin, no_attribute
 from pytest_tau2.domains.tau2_telecom import lookup
 from pytest_tau2.domains.tau2_telecom.db import TODAY
 from pytest_tau2.environment.ids import id_key
-from pytest_tau2.environment.tools import Tool
 from pytest_tau2.errors import ToolError
 
 NAMESPACE = "tau2_telecom"
@@ -42,8 +46,8 @@ def plain(value: Any) -> Any:
     return str(value) if isinstance(value, bool | int | float) else value
 
 
-class TelecomTool(Tool):
-    """Base of the carrier tools (``self.db`` is the carrier DB dict)."""
+class TelecomTool(Tau2Tool):
+    """Base of the carrier tools (``self.db`` is the carrier DB dict; arguments as upstream takes them)."""
 
     abstract = True
     namespace = NAMESPACE
@@ -56,7 +60,9 @@ class GetCustomerByPhoneTool(TelecomTool):
     )
     parameters = params("phone_number", phone_number=("string", "The phone number, e.g. 555-123-2002."))
 
-    def run(self, phone_number: str) -> dict[str, Any]:
+    def run(self, phone_number: Any) -> dict[str, Any]:
+        if not isinstance(phone_number, str):  # upstream compares it to the stored strings: no match
+            raise ToolError(f"Customer with phone number {phone_number} not found")
         return lookup.customer_by_phone(self.db, phone_number)
 
 
@@ -82,7 +88,11 @@ class GetCustomerByNameTool(TelecomTool):
         dob=("string", "Date of birth, YYYY-MM-DD."),
     )
 
-    def run(self, full_name: str, dob: str) -> list[dict[str, Any]]:
+    def run(self, full_name: Any, dob: Any) -> list[dict[str, Any]]:
+        # Upstream lower-cases the name (a non-string refuses the call) and compares the date of
+        # birth as given (a non-string matches no one: the list is empty).
+        if not isinstance(full_name, str):
+            raise no_attribute(full_name, "lower")
         wanted = " ".join(full_name.split()).casefold()
         return [
             customer
@@ -98,7 +108,9 @@ class GetDetailsByIdTool(TelecomTool):
     )
     parameters = params("id", id=("string", "The id, e.g. L1002, B1003, D1001, C1001 or P1002."))
 
-    def run(self, id: str) -> dict[str, Any]:
+    def run(self, id: Any) -> dict[str, Any]:
+        if not isinstance(id, str):  # upstream reads the kind with str.startswith
+            raise no_attribute(id, "startswith")
         finders = {
             "l": lookup.find_line,
             "d": lookup.find_device,
@@ -126,7 +138,8 @@ class SuspendLineTool(TelecomTool):
     action_name = "suspend_line"
     mutates_state = True
 
-    def run(self, customer_id: str, line_id: str, reason: str) -> dict[str, Any]:
+    def run(self, customer_id: str, line_id: str, reason: Any) -> dict[str, Any]:
+        # ``reason`` only goes into upstream's log line, so any JSON value is accepted.
         line = lookup.target_line(self.db, customer_id, line_id)
         if line["status"] != "Active":
             raise ToolError("Line must be active to suspend")
@@ -160,10 +173,15 @@ class GetBillsForCustomerTool(TelecomTool):
         limit=("integer", "How many bills to return at most (default 12)."),
     )
 
-    def run(self, customer_id: str, limit: int = 12) -> list[dict[str, Any]]:
+    def run(self, customer_id: str, limit: Any = 12) -> list[dict[str, Any]]:
         customer = lookup.find_customer(self.db, customer_id)
         bills = [lookup.find_bill(self.db, bill_id) for bill_id in customer["bill_ids"]]
-        return sorted(bills, key=lambda bill: bill["issue_date"], reverse=True)[:limit]
+        newest_first = sorted(bills, key=lambda bill: bill["issue_date"], reverse=True)
+        # Upstream slices with ``limit`` as given: null returns every bill, true one, false none;
+        # a float or a string is not a slice index and refuses the call.
+        if limit is not None and not isinstance(limit, int):
+            raise ToolError("slice indices must be integers or None or have an __index__ method")
+        return newest_first[:limit]
 
 
 class SendPaymentRequestTool(TelecomTool):
@@ -305,8 +323,12 @@ class RefuelDataTool(TelecomTool):
     action_name = "refuel_data"
     mutates_state = True
 
-    def run(self, customer_id: str, line_id: str, gb_amount: float) -> dict[str, Any]:
+    def run(self, customer_id: str, line_id: str, gb_amount: Any) -> dict[str, Any]:
+        # ``gb_amount`` is compared, multiplied and added as given, as upstream does: true counts
+        # as 1 (and is shown as "True"), false is not positive, a string or null refuses the call.
         line = lookup.target_line(self.db, customer_id, line_id)
+        if not isinstance(gb_amount, int | float):
+            raise ToolError(f"'<=' not supported between instances of '{type(gb_amount).__name__}' and 'int'")
         if gb_amount <= 0:
             raise ToolError("Refuel amount must be positive")
         plan = lookup.find_plan(self.db, line["plan_id"])
