@@ -1,11 +1,12 @@
-"""Telecom agent tool arguments taken the way upstream takes them.
+"""Telecom tool arguments taken the way upstream takes them.
 
 Upstream checks no argument at call time, and its telecom agent tools build no pydantic model
 from one: every value is compared, sliced, multiplied or added as given. Each case below was
 run against upstream's code at the pin (``src/tau2/domains/telecom/tools.py``): where it
 accepts a value we accept it and write the same DB, where it refuses we refuse with the same
-message and the DB is untouched. The phone's tools keep their JSON Schema check (see
-docs/tau2-telecom.md, "Tool arguments").
+message and the DB is untouched. On the phone, the app tools take names as upstream does,
+``set_apn_settings`` converts through a pydantic model where upstream builds one, and a
+non-string mode or non-object APN value stays refused (docs/tau2-telecom.md, "Tool arguments").
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_tau2.domains.tau2_telecom import AGENT_TOOL_CLASSES
+from pytest_tau2.domains.tau2_telecom.db import default_apn_settings
 from pytest_tau2.environment.db import copy_db, db_hash
 from pytest_tau2.environment.env import Environment
 from tests.unit.test_telecom_tools import World, err, ok, originals, world
@@ -159,3 +161,90 @@ def test_non_text_ids_find_nothing(world: World, name: str, arguments: dict[str,
 )
 def test_argument_names_are_still_checked(world: World, arguments: dict[str, Any], message: str) -> None:
     assert refused(world, "suspend_line", **arguments) == f"Error: {message}"
+
+
+# --- the phone's app tools (upstream looks the app name up in a dict as given) --------------
+
+
+def user_refused(world: World, name: str, **arguments: Any) -> str:
+    """The error text of a refused phone tool call, after checking it changed nothing."""
+    before = db_hash(world.user_db)
+    text = err(world.user(name, **arguments))
+    assert db_hash(world.user_db) == before and world.user_env.actions == []
+    return text
+
+
+@pytest.mark.parametrize(("app_name", "shown"), [(5, "5"), (None, "None"), (True, "True")])
+@pytest.mark.parametrize("name", ["check_app_status", "check_app_permissions"])
+def test_app_name_of_another_type_finds_no_app(world: World, name: str, app_name: Any, shown: str) -> None:
+    assert ok(world.user(name, app_name=app_name)) == f"App '{shown}' not found on this phone."
+
+
+def test_grant_to_an_app_name_of_another_type_finds_no_app(world: World) -> None:
+    before = db_hash(world.user_db)
+    text = ok(world.user("grant_app_permission", app_name=True, permission="sms"))
+    assert text.startswith("Error. App 'True' not found. Cannot grant permission.\nStatus Bar: ")
+    assert db_hash(world.user_db) == before
+
+
+@pytest.mark.parametrize(("app_name", "kind"), [(["messaging"], "list"), ({"name": "messaging"}, "dict")])
+@pytest.mark.parametrize("name", ["check_app_status", "check_app_permissions"])
+def test_app_name_list_or_object_is_refused(world: World, name: str, app_name: Any, kind: str) -> None:
+    assert user_refused(world, name, app_name=app_name) == f"Error: unhashable type: '{kind}'"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"app_name": "messaging", "permission": 5}, "'int' object has no attribute 'lower'"),
+        ({"app_name": 7, "permission": None}, "'NoneType' object has no attribute 'lower'"),
+        ({"app_name": ["x"], "permission": 5}, "unhashable type: 'list'"),  # the name is looked up first
+    ],
+)
+def test_grant_refusals(world: World, arguments: dict[str, Any], message: str) -> None:
+    assert user_refused(world, "grant_app_permission", **arguments) == f"Error: {message}"
+
+
+# --- set_apn_settings: upstream builds its APN model from the object (pydantic, lax mode) -----
+
+
+@pytest.mark.parametrize(
+    ("given", "stored"),
+    [
+        ({"reset_at_reboot": "true"}, {"reset_at_reboot": True}),
+        ({"mms_port": "8080"}, {"mms_port": 8080}),
+        ({"mms_port": 8080.0}, {"mms_port": 8080}),
+        ({"apn_name": "broken", "mmsc_url": None}, {"apn_name": "broken", "mmsc_url": None}),
+    ],
+)
+def test_apn_settings_are_converted_as_upstream_converts_them(
+    world: World, given: dict[str, Any], stored: dict[str, Any]
+) -> None:
+    ok(world.user("set_apn_settings", apn_settings=given))
+    assert world.device["active_apn_settings"] == {**default_apn_settings(), **stored}
+    assert list(world.device["active_apn_settings"]) == list(default_apn_settings())  # field order kept
+
+
+@pytest.mark.parametrize(
+    ("given", "field", "problem"),
+    [
+        ({"apn_name": 5}, "apn_name", "Input should be 'internet' or 'broken'"),
+        ({"mmsc_url": 5}, "mmsc_url", "Input should be a valid string"),
+        ({"mms_port": 80.5}, "mms_port", "Input should be a valid integer, got a number with a fractional part"),
+        ({"apn_name": "internet", "x": 1}, "x", "Extra inputs are not permitted"),
+    ],
+)
+def test_apn_settings_upstream_refuses(world: World, given: dict[str, Any], field: str, problem: str) -> None:
+    text = user_refused(world, "set_apn_settings", apn_settings=given)
+    assert text.startswith(f"Error: 1 validation error for APNSettings\n{field}\n  {problem}")
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("set_network_mode_preference", {"mode": 5}),  # upstream writes 5 into the phone DB, then fails
+        ("set_apn_settings", {"apn_settings": "internet"}),  # upstream stores the string, then fails
+    ],
+)
+def test_phone_settings_keep_the_schema_check(world: World, name: str, arguments: dict[str, Any]) -> None:
+    assert user_refused(world, name, **arguments).startswith(f"Error: invalid arguments for '{name}': ")

@@ -10,10 +10,13 @@ The second half of the tools (Wi-Fi calling, VPN, apps, MMS, reboot, payment) li
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict
+
+from pytest_tau2.domains.tau2_common.tools import upstream_model
 from pytest_tau2.domains.tau2_telecom import device as phone
-from pytest_tau2.domains.tau2_telecom.db import APN_SETTINGS, NETWORK_MODES, build_record
+from pytest_tau2.domains.tau2_telecom.db import APN_SETTINGS, DEFAULT_MMSC_URL, NETWORK_MODES, build_record
 from pytest_tau2.domains.tau2_telecom.tools import params
 from pytest_tau2.domains.tau2_telecom.user_base import (
     USER_NAMESPACE,
@@ -37,7 +40,6 @@ from pytest_tau2.domains.tau2_telecom.user_tools_apps import (
     RebootDeviceTool,
     ToggleWifiCallingTool,
 )
-from pytest_tau2.errors import DataError, ToolError
 
 __all__ = ["USER_ACTION_NAME_TO_TOOL", "USER_NAMESPACE", "USER_TOOL_CLASSES", "TelecomUserTool"]
 
@@ -204,6 +206,20 @@ class CheckApnSettingsTool(TelecomUserTool):
         )
 
 
+class APNSettings(BaseModel):
+    """The APN record as upstream's ``set_apn_settings`` validates it: pydantic's lax mode, so
+    ``"true"`` is a bool and ``"8080"`` or ``8080.0`` a port; unknown fields are refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    apn_name: Literal["internet", "broken"] = "internet"
+    reset_at_reboot: bool = False
+    mms_apn: str | None = "mms"
+    mmsc_url: str | None = DEFAULT_MMSC_URL
+    mms_proxy: str | None = None
+    mms_port: int | None = None
+
+
 @write_tool
 class SetApnSettingsTool(TelecomUserTool):
     name = "set_apn_settings"
@@ -218,10 +234,9 @@ class SetApnSettingsTool(TelecomUserTool):
     )
 
     def run(self, apn_settings: dict[str, Any]) -> str:
-        try:
-            settings = build_record(APN_SETTINGS, apn_settings, "apn_settings")
-        except DataError as exc:
-            raise ToolError(f"invalid APN settings: {exc}") from exc
+        # Upstream builds its APN model from the object (the JSON Schema check keeps out a
+        # non-object, which upstream would store before failing); the record keeps our field order.
+        settings = build_record(APN_SETTINGS, upstream_model(APNSettings, apn_settings), "apn_settings")
         self.device["active_apn_settings"] = settings
         phone.simulate_network_search(self.db)
         return self.bar(f"APN settings set to: {settings['apn_name']}")

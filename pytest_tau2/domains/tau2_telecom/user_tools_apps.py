@@ -4,12 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_tau2.domains.tau2_common.tools import no_attribute
 from pytest_tau2.domains.tau2_telecom import device as phone
 from pytest_tau2.domains.tau2_telecom.db import PERMISSIONS
 from pytest_tau2.domains.tau2_telecom.tools import params
 from pytest_tau2.domains.tau2_telecom.user_base import TelecomUserTool, on_off, write_tool
+from pytest_tau2.errors import ToolError
 
 APP_NAME = ("string", "The app's name, e.g. messaging.")
+
+
+def named_app(device: dict[str, Any], app_name: Any) -> dict[str, Any] | None:
+    """The app ``app_name`` names, taken as upstream takes it: upstream looks the name up in a
+    dict as given, so another JSON scalar finds no app and a list or an object refuses the call."""
+    if isinstance(app_name, list | dict):
+        raise ToolError(f"unhashable type: '{type(app_name).__name__}'")
+    return phone.find_app(device, app_name)
 
 
 class CheckWifiCallingStatusTool(TelecomUserTool):
@@ -86,9 +96,10 @@ class CheckAppStatusTool(TelecomUserTool):
     name = "check_app_status"
     description = "Show one app's details, including the permissions it has."
     parameters = params("app_name", app_name=APP_NAME)
+    check_argument_types = False  # upstream: a name of another type finds no app
 
-    def run(self, app_name: str) -> str:
-        app = phone.find_app(self.device, app_name)
+    def run(self, app_name: Any) -> str:
+        app = named_app(self.device, app_name)
         if app is None:
             return f"App '{app_name}' not found on this phone."
         granted = phone.granted_permissions(app)
@@ -105,9 +116,10 @@ class CheckAppPermissionsTool(TelecomUserTool):
     name = "check_app_permissions"
     description = "Show which permissions one app has (sms, storage, phone, network)."
     parameters = params("app_name", app_name=APP_NAME)
+    check_argument_types = False  # upstream: a name of another type finds no app
 
-    def run(self, app_name: str) -> str:
-        app = phone.find_app(self.device, app_name)
+    def run(self, app_name: Any) -> str:
+        app = named_app(self.device, app_name)
         if app is None:
             return f"App '{app_name}' not found on this phone."
         granted = phone.granted_permissions(app)
@@ -126,9 +138,12 @@ class GrantAppPermissionTool(TelecomUserTool):
         app_name=APP_NAME,
         permission=("string", "The permission to grant, in lowercase: sms, storage, phone or network."),
     )
+    check_argument_types = False  # upstream: a name of another type finds no app; a non-text permission refuses
 
-    def run(self, app_name: str, permission: str) -> str:
-        app = phone.find_app(self.device, app_name)
+    def run(self, app_name: Any, permission: Any) -> str:
+        app = named_app(self.device, app_name)
+        if not isinstance(permission, str):
+            raise no_attribute(permission, "lower")
         permission = permission.lower()
         if app is None:
             outcome = f"Error. App '{app_name}' not found. Cannot grant permission."
