@@ -41,7 +41,6 @@ __all__ = [
     "aclose",
     "acomplete",
     "preload",
-    "preload_in_background",
     "redact",
     "reset_failure_streaks",
 ]
@@ -201,26 +200,6 @@ def preload() -> None:
     first test's duration while blocking its event loop.
     """
     _litellm()
-
-
-def preload_in_background() -> threading.Thread | None:
-    """Start importing litellm on a daemon thread and return it (None when already imported).
-
-    The first call that needs litellm waits for the import (``_litellm`` takes the same lock);
-    meanwhile the process collects, seeds databases and replays gold plans.
-    """
-    if _litellm_module is not None:
-        return None
-    thread = threading.Thread(target=_import_quietly, name="tau2-litellm-import", daemon=True)
-    thread.start()
-    return thread
-
-
-def _import_quietly() -> None:
-    try:
-        _litellm()
-    except Exception:  # the first call imports again and reports the error where it belongs
-        return
 
 
 async def aclose() -> None:
