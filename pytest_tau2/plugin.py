@@ -435,11 +435,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         and not session.config.option.collectonly
         and not _is_controller_of_workers(session.config)
     ):
-        from pytest_tau2.llm.client import preload_in_background
+        from pytest_tau2.llm.client import preload
 
-        # Import litellm once per process, overlapped with collection, seeding and gold replay;
-        # the first model call waits for it.
-        preload_in_background()
+        # Import litellm once per process, before collection and the first test's clock. Not on a
+        # background thread: it then competes for the GIL with collection and the conversations
+        # that wait for it (c32 sweep 21.4 s vs 18.6 s this way, bench/results/llm_speed.md).
+        preload()
 
 
 def _keep_subtests_out_of_junit(config: pytest.Config) -> None:
