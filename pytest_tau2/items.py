@@ -155,7 +155,7 @@ PREFETCH_KEY = pytest.StashKey["Prefetcher"]()
 def _prefetcher(request: pytest.FixtureRequest, settings: Settings, all_builtin: bool) -> Prefetcher | None:
     """The process's Prefetcher when --tau2-concurrency applies to this item, else None.
 
-    Under xdist it prefetches the items queued on this worker (run/worker_queue.py); when that
+    Under xdist it prefetches the items queued on this worker (worker_queue.py); when that
     queue cannot be read, the worker runs one scenario at a time."""
     if settings.concurrency <= 1 or not all_builtin:
         return None  # an overridden participant fixture: only the item's own fixtures can build it
@@ -164,7 +164,7 @@ def _prefetcher(request: pytest.FixtureRequest, settings: Settings, all_builtin:
     prefetcher = request.config.stash.get(PREFETCH_KEY, None)
     if prefetcher is None:
         from pytest_tau2.run.prefetch import Prefetcher
-        from pytest_tau2.run.worker_queue import pending_source
+        from pytest_tau2.worker_queue import pending_source
 
         # Item ids: the scenario name, or <name>-t<k> for one of several trials.
         ids = [result_folder(item) if _scenario_name(item) is not None else None for item in request.session.items]

@@ -228,6 +228,13 @@ class _XdistHooks:
             if name in selected and isinstance(exc, workers.WorkerDataError):
                 session.config.hook.pytest_collectreport(report=pytest.CollectReport(name, "failed", str(exc), []))
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any | None:
+        """--tau2-concurrency N under ``--dist load``: keep N upcoming items queued per worker."""
+        from pytest_tau2.worker_queue import make_scheduler
+
+        return make_scheduler(config, log, config.stash[SETTINGS_KEY].concurrency)
+
     def pytest_testnodedown(self, node: Any, error: object) -> None:
         """A crashed socket worker: wait (bounded) for its server before xdist reconnects to it."""
         line = None if _is_worker(node.config) else workers.after_crash(getattr(node.gateway, "spec", None), error)

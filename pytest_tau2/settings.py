@@ -106,7 +106,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "concurrency",
         "Scenario conversations kept in flight at once in one pytest process (asyncio; "
-        "LLM-bound sweeps). Ignored under xdist (-n).",
+        "LLM-bound sweeps); under xdist (-n), in each worker.",
         1,
         "int",
     ),

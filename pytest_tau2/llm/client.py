@@ -26,6 +26,7 @@ from pytest_tau2.llm.faults import (
     is_malformed,
     is_refused,
     reset_failure_streaks,
+    retry_delay,
 )
 from pytest_tau2.llm.secrets import SecretDict, mask_args, mask_json_text, redact, secret_items
 
@@ -286,7 +287,7 @@ async def acomplete(
                 # Never chained: the provider SDK's frames hold the API key in their locals, which a
                 # printed chain shows under ``pytest -l``; the message names the original error.
                 raise _infrastructure_error(config, attempt, exc, litellm) from None
-            await asyncio.sleep(_retry_delay(policy, attempt, exc))
+            await asyncio.sleep(retry_delay(policy, attempt, exc))
             continue
         STREAKS.succeeded(config)
         if usage is not None:
@@ -366,27 +367,6 @@ def _find_internal_sub_call() -> Callable[[], AbstractContextManager[object]] | 
 
 
 _internal_sub_call: Callable[[], AbstractContextManager[object]] | None = None
-
-
-def _retry_delay(policy: RetryPolicy, attempt: int, exc: BaseException) -> float:
-    delay = policy.delay(attempt)
-    # Honour a server's Retry-After (429/503) as long as it stays within the cap.
-    retry_after = _retry_after_seconds(exc)
-    if retry_after is not None:
-        delay = max(delay, min(retry_after, policy.max_backoff_s))
-    return delay
-
-
-def _retry_after_seconds(exc: BaseException) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    try:
-        value = headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None
 
 
 def _error_text(config: ModelConfig, exc: BaseException) -> str:

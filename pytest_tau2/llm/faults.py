@@ -12,7 +12,7 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pytest_tau2.llm.client import ModelConfig
+    from pytest_tau2.llm.client import ModelConfig, RetryPolicy
 
 __all__ = [
     "GIVE_UP_AFTER",
@@ -23,6 +23,7 @@ __all__ = [
     "is_malformed",
     "is_refused",
     "reset_failure_streaks",
+    "retry_delay",
 ]
 
 
@@ -100,3 +101,25 @@ STREAKS = FailureStreaks()
 def reset_failure_streaks() -> None:
     """Forget the failure streaks of this process (between independent runs in one process)."""
     STREAKS.clear()
+
+
+def retry_delay(policy: RetryPolicy, attempt: int, exc: BaseException) -> float:
+    """Seconds before retry ``attempt``: the policy's backoff, or the server's Retry-After within the cap."""
+    delay = policy.delay(attempt)
+    # Honour a server's Retry-After (429/503) as long as it stays within the cap.
+    retry_after = _retry_after_seconds(exc)
+    if retry_after is not None:
+        delay = max(delay, min(retry_after, policy.max_backoff_s))
+    return delay
+
+
+def _retry_after_seconds(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        value = headers.get("retry-after")
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 Predicate = Callable[..., bool]

@@ -239,9 +239,11 @@ def test_documented_example_session_is_valid() -> None:
     text = DOC.read_text("utf-8")
     lines = [line for line in text.splitlines() if line.startswith(("→ {", "← {"))]
     frames = [decode(line[2:], "runner" if line.startswith("→") else "bot") for line in lines]  # all valid
-    session = [decode(line[2:], "runner" if line.startswith("→") else "bot")
-               for line in text.split("## A complete example session", 1)[1].splitlines()
-               if line.startswith(("→ {", "← {"))]
+    session = [
+        decode(line[2:], "runner" if line.startswith("→") else "bot")
+        for line in text.split("## A complete example session", 1)[1].splitlines()
+        if line.startswith(("→ {", "← {"))
+    ]
     assert [f["type"] for f in session][:4] == ["hello", "ready", "apply_initialization", "initialized"]
     assert session[-1]["type"] == "scenario_summary" and len(session) == 14
     assert any(f.get("user_tool_calls") for f in frames)

@@ -21,9 +21,7 @@ SCENARIO = "restaurant__pizza_pepperoni"
 def _run(url: str, registry: Any, settings: Settings, timeout: float = 5.0) -> ScenarioOutcome:
     scenario = scenario_or_skip(registry, SCENARIO, settings)
     agent = WebSocketAgent(url, scenario, settings, reply_timeout=timeout, connect_timeout=2.0)
-    return asyncio.run(
-        run_scenario(scenario, agent=agent, user=offline_user(scenario, settings), settings=settings)
-    )
+    return asyncio.run(run_scenario(scenario, agent=agent, user=offline_user(scenario, settings), settings=settings))
 
 
 def _error(outcome: ScenarioOutcome, kind: type[Exception]) -> str:

@@ -27,9 +27,7 @@ def _in_process(scenario: Scenario, settings: Settings) -> ScenarioOutcome:
 
 def _remote(scenario: Scenario, settings: Settings, url: str) -> ScenarioOutcome:
     agent = WebSocketAgent(url, scenario, settings, reply_timeout=10)
-    return asyncio.run(
-        run_scenario(scenario, agent=agent, user=offline_user(scenario, settings), settings=settings)
-    )
+    return asyncio.run(run_scenario(scenario, agent=agent, user=offline_user(scenario, settings), settings=settings))
 
 
 def _without_ids(transcript: list[dict[str, Any]]) -> list[dict[str, Any]]:

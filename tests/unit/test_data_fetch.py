@@ -338,9 +338,7 @@ def test_cli_base_url_beats_env(
     assert "done: 5 downloaded" in err
 
 
-def test_cli_exit_code_1_on_failure(
-    mirror: Mirror, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_cli_exit_code_1_on_failure(mirror: Mirror, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (mirror.root / POLICY).unlink()  # 404: fails fast, no retry delay
     argv = ["fetch", "--dest", str(tmp_path / "d"), "--domain", "retail", "--base-url", mirror.url, "--quiet"]
     assert main(argv) == 1

@@ -345,10 +345,7 @@ def test_usage_meter_merge_and_unpriced_cost() -> None:
 
 
 def test_importing_the_package_does_not_import_litellm() -> None:
-    code = (
-        "import sys, pytest_tau2.llm\n"
-        "assert 'litellm' not in sys.modules, 'litellm imported eagerly'\n"
-    )
+    code = "import sys, pytest_tau2.llm\nassert 'litellm' not in sys.modules, 'litellm imported eagerly'\n"
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     env.pop("LITELLM_LOCAL_MODEL_COST_MAP", None)
 

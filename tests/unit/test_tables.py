@@ -13,6 +13,7 @@ import pytest
 
 from pytest_tau2 import EndConversationTool, Reply, Scenario, SuccessSignal, list_registered_predicates
 from pytest_tau2.errors import ScenarioDefinitionError, SettingsError
+from pytest_tau2.llm.usage import UsageMeter
 from pytest_tau2.report.metrics import build_metrics, metrics_schema
 from pytest_tau2.report.summary import render
 from pytest_tau2.run import participants, run_scenario
@@ -27,7 +28,6 @@ from pytest_tau2.scoring.signals import (
     register_signal,
     unregister_signal,
 )
-from pytest_tau2.llm.usage import UsageMeter
 from pytest_tau2.settings import Settings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -56,7 +56,6 @@ def polite() -> Iterator[SignalSpec]:
 
 class Rude(Scenario):
     name = "unittables__rude"
-    success_signals: ClassVar[tuple[Any, ...]] = (SuccessSignal.CLEAN_EXIT,)
 
     @property
     def success_signals(self) -> tuple[Any, ...]:  # type: ignore[override]
@@ -101,7 +100,7 @@ def test_a_seventh_signal_reaches_verdict_metrics_schema_and_summary(polite: Sig
 
 
 def test_a_plain_string_is_not_a_success_signal(polite: SignalSpec) -> None:
-    with pytest.raises(ScenarioDefinitionError, match="success_signals=.'polite'"):
+    with pytest.raises(ScenarioDefinitionError, match=r"success_signals=.'polite'"):
 
         class Typo(Scenario):
             name = "unittables__typo"
