@@ -134,9 +134,8 @@ def tau2_outcome(
     prefetcher = _prefetcher(request, tau2_settings, all(p is None or tau2_context.built_here(p) for p in built))
     if prefetcher is not None:
         taken = _or_fail(tau2_scenario.name, lambda: prefetcher.take(result_folder(node)))
-        tau2_scenario, tau2_context = taken.scenario, taken.context
         # The prefetcher built and ran its own built-in participants: name those, not the fixtures'.
-        tau2_agent, tau2_user = tau2_context.built[0], tau2_context.built[1]  # type: ignore[assignment]
+        tau2_scenario, tau2_context, tau2_agent, tau2_user = taken.scenario, taken.context, taken.agent, taken.user
         run: Callable[[], ScenarioOutcome] = taken.future.result
     else:
 

@@ -42,6 +42,7 @@ class RunReport:
         self.interrupted: str | None = None
         self.write_failures: list[str] = []
         self.session: pytest.Session | None = None
+        self.summary_text: str | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
@@ -95,7 +96,7 @@ class RunReport:
 
     # ---- the run's files -------------------------------------------------------------------------
 
-    def entries(self, session: pytest.Session | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def entries(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """This run's metrics, and the scenarios that left no result (with the reason)."""
         errors = dict(self.errors)
         for nodeid, folder in self.started.items():
@@ -105,9 +106,8 @@ class RunReport:
         metrics = [self.results[n] for n in sorted(self.results, key=lambda n: (self.started.get(n) or n) + "\0" + n)]
         return metrics, sorted(errors.values(), key=lambda e: e["scenario"])
 
-    def _text(self, session: pytest.Session) -> str:
-        metrics, errors = self.entries(session)
-        text = render(metrics, [e["scenario"] for e in errors], {e["scenario"]: e["reason"] for e in errors})
+    def _text(self, session: pytest.Session, metrics: list[dict[str, Any]], errors: list[dict[str, Any]]) -> str:
+        text = render(metrics, errors)
         done = len(metrics) + len(errors)
         stop = self.interrupted or (str(session.shouldstop) if session.shouldstop else None)
         if stop is None and session.shouldfail:
@@ -125,7 +125,7 @@ class RunReport:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.is_worker or not self.started:
             return
-        metrics, errors = self.entries(session)
+        metrics, errors = self.entries()
         lost = [e["scenario"] for e in errors]
         document = {
             "scenarios": metrics,
@@ -133,7 +133,8 @@ class RunReport:
             "pass_hat_k": pass_hat_k_document(metrics, lost),
         }
         files.write_json(self.results_dir / "all_metrics.json", document)
-        files.write_text(self.results_dir / "all_summary.txt", self._text(session))
+        self.summary_text = self._text(session, metrics, errors)  # the terminal summary prints the same text
+        files.write_text(self.results_dir / "all_summary.txt", self.summary_text)
         try:
             from pytest_tau2.report.html import write_report
 
@@ -145,7 +146,8 @@ class RunReport:
         if self.is_worker or not self.started or self.session is None:
             return
         terminalreporter.section("tau2 summary")
-        for line in self._text(self.session).rstrip().splitlines():
+        text = self.summary_text or self._text(self.session, *self.entries())
+        for line in text.rstrip().splitlines():
             terminalreporter.write_line(line)
         for failure in self.write_failures:
             terminalreporter.write_line(f"warning: could not write {failure}", yellow=True)

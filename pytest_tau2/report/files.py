@@ -43,10 +43,6 @@ def write_text(path: Path, text: str) -> None:
         raise
 
 
-def scenario_dir(results_dir: Path, name: str) -> Path:
-    return results_dir / name
-
-
 def scenario_payload(
     folder: str,
     outcome: ScenarioOutcome,

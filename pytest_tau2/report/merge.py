@@ -290,7 +290,7 @@ def _all_metrics(
 def _summary(folders: Sequence[ShardFolder], metrics: list[dict[str, Any]], errors: list[dict[str, Any]]) -> str:
     from pytest_tau2.report.summary import render
 
-    text = render(metrics, [str(e["scenario"]) for e in errors], {str(e["scenario"]): str(e["reason"]) for e in errors})
+    text = render(metrics, errors)
     notes = [f"{f.label}: {f.note}" for f in folders if f.note]
     return "".join(f"{note}\n" for note in notes) + text
 

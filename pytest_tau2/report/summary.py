@@ -13,7 +13,7 @@ Conventions (docs/scoring.md):
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,24 +106,24 @@ def _add_tokens(total: dict[str, dict[str, Any]], usage: dict[str, Any]) -> None
             t["cost_usd"] = None if u.get("cost_usd") is None else t["cost_usd"] + u["cost_usd"]
 
 
-def render(
-    metrics: list[dict[str, Any]], errored: list[str] | None = None, reasons: dict[str, str] | None = None
-) -> str:
+def render(metrics: list[dict[str, Any]], errored: Sequence[str | Mapping[str, Any]] | None = None) -> str:
     """The text of all_summary.txt (and of the terminal summary).
 
-    ``errored`` names scenarios that ended in an error before producing any result (bad
-    data, a broken scenario class); they count as not successful in the headline.
+    ``errored`` lists the items that ended without a result (bad data, a broken scenario class,
+    a crashed worker): scenario names, or ``errors_without_result`` entries (``{scenario,
+    reason}``) whose reasons are shown too. They count as not successful in the headline.
     """
     total = summarize(metrics)
-    errored = errored or []
-    total.scenarios += len(errored)
-    total.setup_errors = len(errored)
+    reasons = {str(e["scenario"]): str(e.get("reason") or "") for e in errored or [] if not isinstance(e, str)}
+    names = [e if isinstance(e, str) else str(e["scenario"]) for e in errored or []]
+    total.scenarios += len(names)
+    total.setup_errors = len(names)
     lines = [_headline(total)]
-    if errored:
-        shown = ", ".join(errored[:10]) + (f" and {len(errored) - 10} more" if len(errored) > 10 else "")
+    if names:
+        shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
         lines.append(f"  errors without a result: {shown}")
-        for name in errored[:10]:
-            if reasons and reasons.get(name):
+        for name in names[:10]:
+            if reasons.get(name):
                 lines.append(f"    {name}: {reasons[name]}")
     lines += _rates(total.signals)
     informational = _rates(total.informational)
@@ -134,7 +134,7 @@ def render(
         stalled = _rates(total.stalled_signals)
         lines.append(_stalled_line(total) + ("; their signals:" if stalled else ""))
         lines += stalled
-    comparable = leaderboard.summary_lines(metrics, errored)  # tau2 reward and pass^k (docs/leaderboard.md)
+    comparable = leaderboard.summary_lines(metrics, names)  # tau2 reward and pass^k (docs/leaderboard.md)
     if comparable:
         lines += ["", *comparable]
     domains = sorted({m.get("domain", "?") for m in metrics})
@@ -144,7 +144,7 @@ def render(
         for domain in domains:
             in_domain = [m for m in metrics if m.get("domain") == domain]
             lines.append(f"  {domain}: {_headline(summarize(in_domain))}")
-            lost = [name for name in errored if name.startswith(f"{domain}__")]
+            lost = [name for name in names if name.startswith(f"{domain}__")]
             lines += [f"    {line}" for line in leaderboard.domain_lines(in_domain, lost)]
     agents = sorted({str(m.get("agent")) for m in metrics if m.get("agent")})
     users = sorted({str(m.get("user")) for m in metrics if m.get("user")})

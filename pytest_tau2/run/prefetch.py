@@ -20,7 +20,9 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pytest_tau2.conversation.protocol import Participant
 from pytest_tau2.run import participants
+from pytest_tau2.run.agent_side import ProvidesAgentSide
 from pytest_tau2.run.outcome import ScenarioOutcome
 from pytest_tau2.run.pipeline import run_scenario
 from pytest_tau2.run.trials import split_trial_id
@@ -32,6 +34,8 @@ from pytest_tau2.settings import Settings
 class Prefetched:
     scenario: Scenario
     context: participants.Context
+    agent: Participant | ProvidesAgentSide
+    user: Participant
     future: concurrent.futures.Future[ScenarioOutcome]
 
 
@@ -125,7 +129,7 @@ class Prefetcher:
         coroutine = run_scenario(scenario, agent=agent, user=user, settings=self.settings, judge=judge)
         future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
         self._in_flight += 1
-        self._started[name] = Prefetched(scenario, ctx, future)
+        self._started[name] = Prefetched(scenario, ctx, agent, user, future)
         future.add_done_callback(self._finished)
 
     def close(self) -> None:
