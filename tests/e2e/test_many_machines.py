@@ -248,6 +248,7 @@ FAKE_KEY = "sk-fake-remote-4c1b9e27d0a8f3615b"
 HANG_CONFTEST = '''
 
 import os
+import time
 
 import pytest
 
