@@ -1,14 +1,15 @@
-"""CPU per model call in pytest-tau2's litellm client alone (no harness), side by side with another
-checkout.
+"""CPU per model call in pytest-tau2's LLM client alone (no harness): the OpenAI wire path and
+the litellm path side by side, optionally beside another checkout.
 
 A loopback fake OpenAI server (tests/support/fake_openai.py) runs in a child process, so only the
 client's CPU is counted (``time.process_time`` of the measuring process). Each measurement is a
-fresh interpreter per tree: ``calls`` sequential ``acomplete`` calls with a 12-message prompt and
-15 tools, for a priced model (gpt-4o-mini: litellm prices the call) and an unpriced one. Trees
+fresh interpreter per (tree, transport): ``calls`` sequential ``acomplete`` calls with a 12-message
+prompt and 15 tools, for a priced model (gpt-4o-mini: litellm prices the call) and an unpriced
+one; it also reports the process's peak RSS and whether litellm was imported. Configurations
 alternate, ``--repeats`` times; the medians are printed as JSON.
 
 Usage:
-    python bench/bench_llm_client_cpu.py --baseline DIR [--calls 300] [--repeats 3]
+    python bench/bench_llm_client_cpu.py [--transports auto,litellm] [--baseline DIR] [--calls 300] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ import asyncio, json, os, sys, time
 sys.path.insert(0, sys.argv[1])
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from pytest_tau2.llm.client import ModelConfig, RetryPolicy, aclose, acomplete, preload
-preload()
-base, calls = sys.argv[2], int(sys.argv[3])
+base, calls, transport = sys.argv[2], int(sys.argv[3]), sys.argv[4]
+if transport != "auto":
+    preload()  # the litellm path imports it before the first call (the plugin does at session start)
 messages = [{"role": "system", "content": "You are an agent. " * 50}] + [
     {"role": "user" if i % 2 else "assistant", "content": f"turn {i} " * 20} for i in range(11)
 ]
@@ -62,14 +64,17 @@ out = {}
 for model in ("gpt-4o-mini", "unpriced-model"):
     ms, cost = asyncio.run(run(model))
     out[model] = {"cpu_ms_per_call": round(ms, 2), "cost": cost}
+import resource
+out["process"] = {"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "litellm_imported": "litellm" in sys.modules}
 print(json.dumps(out))
 """
 
 
-def measure(tree: Path, base_url: str, calls: int) -> dict[str, dict[str, float]]:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+def measure(tree: Path, base_url: str, calls: int, transport: str) -> dict[str, dict[str, float]]:
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "TAU2_LLM_TRANSPORT": transport}
     done = subprocess.run(
-        [sys.executable, "-c", CLIENT, str(tree), base_url, str(calls)],
+        [sys.executable, "-c", CLIENT, str(tree), base_url, str(calls), transport],
         capture_output=True,
         text=True,
         env=env,
@@ -82,7 +87,8 @@ def measure(tree: Path, base_url: str, calls: int) -> dict[str, dict[str, float]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--baseline", type=Path, required=True)
+    parser.add_argument("--baseline", type=Path, help="another checkout, measured with its litellm client")
+    parser.add_argument("--transports", default="auto,litellm", help="transports of this checkout")
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3)
     opts = parser.parse_args()
@@ -90,21 +96,33 @@ def main() -> None:
     try:
         assert server.stdout is not None
         base_url = server.stdout.readline().strip()
-        trees = {"ours": ROOT, "baseline": opts.baseline.resolve()}
-        rows: dict[str, list[dict[str, dict[str, float]]]] = {name: [] for name in trees}
+        configs = {f"ours/{t}": (ROOT, t) for t in opts.transports.split(",")}
+        if opts.baseline is not None:
+            configs["baseline"] = (opts.baseline.resolve(), "litellm")
+        rows: dict[str, list[dict[str, dict[str, float]]]] = {name: [] for name in configs}
         for _ in range(opts.repeats):
-            for name, tree in trees.items():
-                rows[name].append(measure(tree, base_url, opts.calls))
+            for name, (tree, transport) in configs.items():
+                rows[name].append(measure(tree, base_url, opts.calls, transport))
                 print(name, rows[name][-1], flush=True)
     finally:
         server.kill()
         server.wait()
+    models = ("gpt-4o-mini", "unpriced-model")
     medians = {
-        name: {model: statistics.median(r[model]["cpu_ms_per_call"] for r in runs) for model in runs[0]}
+        name: {model: statistics.median(r[model]["cpu_ms_per_call"] for r in runs) for model in models}
         for name, runs in rows.items()
     }
-    costs = {name: {model: runs[0][model]["cost"] for model in runs[0]} for name, runs in rows.items()}
-    print(json.dumps({"median_cpu_ms_per_call": medians, "cost": costs, "calls": opts.calls, "repeats": opts.repeats}))
+    costs = {name: {model: runs[0][model]["cost"] for model in models} for name, runs in rows.items()}
+    process = {
+        name: {
+            "peak_rss_mb": round(statistics.median(r["process"]["peak_rss_mb"] for r in runs), 1),
+            "litellm_imported": runs[0]["process"]["litellm_imported"],
+        }
+        for name, runs in rows.items()
+        if "process" in runs[0]
+    }
+    summary = {"median_cpu_ms_per_call": medians, "cost": costs, "process": process}
+    print(json.dumps({**summary, "calls": opts.calls, "repeats": opts.repeats}))
 
 
 if __name__ == "__main__":

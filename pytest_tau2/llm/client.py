@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -18,6 +19,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from pytest_tau2.errors import InfrastructureError
+from pytest_tau2.llm import openai_wire
+from pytest_tau2.llm.completion import Completion, ToolCallRequest, from_litellm, from_wire
 from pytest_tau2.llm.faults import (
     GIVE_UP_AFTER,
     STREAKS,
@@ -28,6 +31,7 @@ from pytest_tau2.llm.faults import (
     reset_failure_streaks,
     retry_delay,
 )
+from pytest_tau2.llm.pricing import cost_of_response, cost_of_wire_reply
 from pytest_tau2.llm.secrets import SecretDict, mask_args, mask_json_text, redact, secret_items
 
 if TYPE_CHECKING:
@@ -124,48 +128,13 @@ class RetryPolicy:
     backoff_s: float = 0.5
     max_backoff_s: float = 8.0
     timeout_s: float = 120.0  # per call, not for all attempts together
+    transport: str | None = None
+    """``auto`` (the OpenAI wire path where it equals litellm's, else litellm) or ``litellm``;
+    None reads ``$TAU2_LLM_TRANSPORT``, default ``auto`` (docs/speed.md)."""
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
         return min(self.max_backoff_s, self.backoff_s * 2.0 ** (attempt - 1))
-
-
-# ---------------------------------------------------------------------------
-# Results
-# ---------------------------------------------------------------------------
-
-
-@dataclass
-class ToolCallRequest:
-    """One tool call as the model sent it.
-
-    ``arguments`` is the raw JSON string, unparsed: the caller turns invalid
-    JSON into an error result shown to the model.
-    """
-
-    id: str
-    name: str
-    arguments: str
-
-
-@dataclass
-class Completion:
-    """The normalised result of one chat completion.
-
-    ``cost`` is ``None`` when litellm has no price for the model (never a
-    misleading 0.0); ``model`` is the name the provider reported.  ``replayed``
-    marks a completion served from a cassette: its tokens and cost are those of
-    the recorded call, not new spend.
-    """
-
-    text: str | None
-    tool_calls: list[ToolCallRequest]
-    prompt_tokens: int
-    completion_tokens: int
-    cost: float | None
-    model: str
-    raw: dict[str, Any]
-    replayed: bool = False
 
 
 # ---------------------------------------------------------------------------
@@ -204,7 +173,7 @@ def preload() -> None:
 
 
 async def aclose() -> None:
-    """Close litellm's cached HTTP clients for the running event loop.
+    """Close the cached HTTP clients (the wire path's and litellm's) of the running event loop.
 
     litellm caches one client per event loop and never closes them, so each
     ``asyncio.run`` that made calls leaves sockets open (``ResourceWarning``).
@@ -212,6 +181,7 @@ async def aclose() -> None:
     in the same loop would lose their connections.  A no-op before the first
     call.
     """
+    await openai_wire.aclose()
     if _litellm_module is None:
         return
     close = getattr(_litellm_module, "close_litellm_async_clients", None)
@@ -219,7 +189,7 @@ async def aclose() -> None:
         await close()
 
 
-def _retryable_types(litellm: ModuleType) -> tuple[type[BaseException], ...]:
+def _retryable_types(litellm: ModuleType | None) -> tuple[type[BaseException], ...]:
     names = (
         "RateLimitError",
         "InternalServerError",
@@ -228,20 +198,31 @@ def _retryable_types(litellm: ModuleType) -> tuple[type[BaseException], ...]:
         "APIConnectionError",  # also the base of litellm.Timeout
         "Timeout",
     )
-    found = tuple(getattr(litellm, name) for name in names if hasattr(litellm, name))
+    found = tuple(getattr(litellm, name) for name in names if hasattr(litellm, name)) if litellm else ()
     return (*found, asyncio.TimeoutError, ConnectionError)
 
 
-def _is_retryable(exc: BaseException, litellm: ModuleType) -> bool:
+def _is_retryable(exc: BaseException, litellm: ModuleType | None) -> bool:
     if is_credentials_error(exc):
         return False
     if isinstance(exc, MalformedReplyError):
         return True  # a proxy or provider hiccup, like a 5xx
     if isinstance(exc, _retryable_types(litellm)):
         return True
-    # Generic litellm.APIError and provider errors carry the HTTP status only.
+    # Generic litellm.APIError, provider errors and the wire path's errors carry the HTTP status.
     status = getattr(exc, "status_code", None)
     return isinstance(status, int) and (status in (408, 429) or status >= 500)
+
+
+TRANSPORTS = ("auto", "litellm")
+
+
+def transport_of(policy: RetryPolicy) -> str:
+    """The transport in force: the policy's, else ``$TAU2_LLM_TRANSPORT``, else ``auto``."""
+    chosen = policy.transport or os.environ.get("TAU2_LLM_TRANSPORT") or "auto"
+    if chosen not in TRANSPORTS:
+        raise ValueError(f"LLM transport {chosen!r} is not one of {', '.join(TRANSPORTS)} (--tau2-llm-transport)")
+    return chosen
 
 
 async def acomplete(
@@ -274,15 +255,22 @@ async def acomplete(
             if usage is not None:
                 usage.record(side, lookup.completion)
             return lookup.completion
-    litellm = _litellm()
     policy = retry or RetryPolicy()
-    kwargs = _call_kwargs(config, messages, tools, policy, response_format)
+    wire = None
+    if transport_of(policy) == "auto":
+        wire = openai_wire.route(config.model, config.args, messages)
+    litellm = _litellm() if wire is None else None
+    kwargs = _call_kwargs(config, messages, tools, policy, response_format) if litellm is not None else {}
     attempts = max(1, policy.max_retries + 1)
     for attempt in range(1, attempts + 1):
         try:
-            response = await _call_once(litellm, kwargs)
-            completion = _to_completion(litellm, config, response)
+            if wire is not None:
+                completion = await _call_wire(config, wire, messages, tools, response_format, policy)
+            else:
+                assert litellm is not None
+                completion = await _call_litellm(litellm, config, kwargs)
         except Exception as exc:
+            litellm = litellm or sys.modules.get("litellm")
             if not _is_retryable(exc, litellm) or attempt == attempts:
                 # Never chained: the provider SDK's frames hold the API key in their locals, which a
                 # printed chain shows under ``pytest -l``; the message names the original error.
@@ -319,6 +307,25 @@ def _call_kwargs(
     if response_format is not None:
         kwargs["response_format"] = response_format
     return kwargs
+
+
+async def _call_wire(
+    config: ModelConfig,
+    wire: openai_wire.WireRoute,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    response_format: dict[str, Any] | None,
+    policy: RetryPolicy,
+) -> Completion:
+    timeout = config.args.get("timeout", policy.timeout_s)
+    body = openai_wire.request_body(wire, messages, tools, response_format)
+    reply = await openai_wire.post(wire, body, timeout)
+    return from_wire(reply, config.model, lambda: cost_of_wire_reply(config, reply, _litellm))
+
+
+async def _call_litellm(litellm: ModuleType, config: ModelConfig, kwargs: dict[str, Any]) -> Completion:
+    response = await _call_once(litellm, kwargs)
+    return from_litellm(response, config.model, lambda: cost_of_response(litellm, config, response))
 
 
 async def _call_once(litellm: ModuleType, kwargs: dict[str, Any]) -> Any:
@@ -377,7 +384,7 @@ def _error_text(config: ModelConfig, exc: BaseException) -> str:
 
 
 def _infrastructure_error(
-    config: ModelConfig, attempts: int, exc: BaseException, litellm: ModuleType
+    config: ModelConfig, attempts: int, exc: BaseException, litellm: ModuleType | None
 ) -> InfrastructureError:
     if is_malformed(exc):
         kind = "malformed reply"
@@ -401,88 +408,3 @@ def _infrastructure_error(
     if stop is None:
         return InfrastructureError(message)
     return InfrastructureError(f"{message} Stopping the run: {stop}.", fatal=True)
-
-
-# ---------------------------------------------------------------------------
-# Response normalisation
-# ---------------------------------------------------------------------------
-
-
-def _to_completion(litellm: ModuleType, config: ModelConfig, response: Any) -> Completion:
-    choices = getattr(response, "choices", None)
-    if not choices:
-        raise MalformedReplyError(
-            f"the provider answered without a completion (choices: {choices!r}); "
-            "a content filter or a broken proxy can do this"
-        )
-    message = getattr(choices[0], "message", None)
-    if message is None:
-        raise MalformedReplyError("the provider's first choice has no message")
-    usage = getattr(response, "usage", None)
-    return Completion(
-        text=getattr(message, "content", None),
-        tool_calls=_tool_calls(message),
-        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        cost=_cost(litellm, config, response),
-        model=str(getattr(response, "model", None) or config.model),
-        raw=_raw(response),
-    )
-
-
-def _tool_calls(message: Any) -> list[ToolCallRequest]:
-    calls = getattr(message, "tool_calls", None) or []
-    return [
-        ToolCallRequest(
-            id=str(call.id),
-            name=str(call.function.name),
-            arguments=call.function.arguments if call.function.arguments is not None else "",
-        )
-        for call in calls
-    ]
-
-
-def _cost(litellm: ModuleType, config: ModelConfig, response: Any) -> float | None:
-    """The call's cost in USD, or None when the model is unpriced (never a made-up 0.0).
-
-    litellm already priced the call (custom ``input_cost_per_token`` arguments included) and
-    left the figure in the response's hidden params; computing it again costs ~1 ms of CPU per
-    call and ignores custom prices.
-    """
-    hidden = getattr(response, "_hidden_params", None) or {}
-    cost = hidden.get("response_cost")
-    if cost is None and "response_cost" in hidden and not _is_priced(litellm, config):
-        return None  # litellm found no price; asking again costs ~1.5 ms and finds none either
-    if cost is None:
-        try:
-            cost = litellm.completion_cost(completion_response=response)
-        except Exception:
-            return None
-    cost = float(cost)
-    if cost == 0.0 and not _is_priced(litellm, config):
-        return None
-    return cost
-
-
-_PRICED: dict[str, bool] = {}
-
-
-def _is_priced(litellm: ModuleType, config: ModelConfig) -> bool:
-    """Whether litellm knows a price for the model, so 0.0 really means free (cached per model)."""
-    if "input_cost_per_token" in config.args or "output_cost_per_token" in config.args:
-        return True
-    if config.model not in _PRICED:
-        try:
-            info = litellm.get_model_info(model=config.model)
-        except Exception:
-            _PRICED[config.model] = False
-        else:
-            _PRICED[config.model] = (
-                info.get("input_cost_per_token") is not None or info.get("output_cost_per_token") is not None
-            )
-    return _PRICED[config.model]
-
-
-def _raw(response: Any) -> dict[str, Any]:
-    dump = getattr(response, "model_dump", None)
-    return dict(dump()) if callable(dump) else dict(getattr(response, "__dict__", {}))

@@ -165,6 +165,7 @@ class _State:
     stopping: threading.Event = field(default_factory=threading.Event)
     routes: list[_Route] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
     handler_errors: list[BaseException] = field(default_factory=list)
     call_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -228,6 +229,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         state = self.server.state
         with state.lock:
             state.requests.append(request)
+            state.headers.append({name.lower(): value for name, value in self.headers.items()})
         reply = self._resolve(request)
         if reply is None:
             return
@@ -443,6 +445,12 @@ class FakeOpenAIServer:
         """A snapshot of every request body received, in arrival order."""
         with self._state.lock:
             return list(self._state.requests)
+
+    @property
+    def request_headers(self) -> list[dict[str, str]]:
+        """The HTTP headers of every request, names lower-cased, in the order of :attr:`requests`."""
+        with self._state.lock:
+            return list(self._state.headers)
 
     def requests_for(self, model: str) -> list[dict[str, Any]]:
         """The received requests whose ``model`` is ``model`` (``openai/`` prefix ignored)."""

@@ -17,3 +17,11 @@ def fake_llm() -> Iterator[FakeOpenAIServer]:
     """A started loopback OpenAI-compatible server, stopped after the test."""
     with FakeOpenAIServer() as server:
         yield server
+
+
+@pytest.fixture(params=["auto", "litellm"], ids=["wire", "litellm"])
+def llm_transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test once per LLM transport: ``auto`` (the OpenAI wire path for ``openai/...`` models)
+    and ``litellm`` (every call through litellm); see docs/speed.md."""
+    monkeypatch.setenv("TAU2_LLM_TRANSPORT", request.param)
+    return str(request.param)

@@ -43,6 +43,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 # Works whether or not a conftest also registers tests.support.fixtures.
 fake_llm = fixtures.fake_llm
+llm_transport = fixtures.llm_transport
+pytestmark = pytest.mark.usefixtures("llm_transport")  # every test on both transports
 
 
 def config(server: FakeOpenAIServer, model: str = "agent", **args: Any) -> ModelConfig:

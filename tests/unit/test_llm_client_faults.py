@@ -25,6 +25,8 @@ FAST = RetryPolicy(max_retries=2, backoff_s=0.01, max_backoff_s=0.02, timeout_s=
 HELLO = [{"role": "user", "content": "Hello"}]
 
 fake_llm = fixtures.fake_llm
+llm_transport = fixtures.llm_transport
+pytestmark = pytest.mark.usefixtures("llm_transport")  # every test on both transports
 
 
 @pytest.fixture(autouse=True)
@@ -65,21 +67,27 @@ COMPLETION_HEAD = {"id": "x", "object": "chat.completion", "created": 1, "model"
     ("body", "says"),
     [
         ({**COMPLETION_HEAD, "choices": []}, "the provider answered without a completion (choices: [])"),
-        ({**COMPLETION_HEAD, "choices": [{"index": 0, "finish_reason": "stop"}]}, "Invalid response object"),
-        ({**COMPLETION_HEAD, "choices": None}, "not a list"),
+        (
+            {**COMPLETION_HEAD, "choices": [{"index": 0, "finish_reason": "stop"}]},
+            {"litellm": "Invalid response object", "auto": "the provider's first choice has no message"},
+        ),
+        (
+            {**COMPLETION_HEAD, "choices": None},
+            {"litellm": "not a list", "auto": "the provider answered without a completion (choices: None)"},
+        ),
         ("<html>502 Bad Gateway</html>", "Expecting value"),
         ("", "Expecting value"),
     ],
     ids=["empty-choices", "no-message", "null-choices", "html", "empty-body"],
 )
 def test_a_malformed_200_reply_is_an_infrastructure_error(
-    fake_llm: FakeOpenAIServer, body: str | dict[str, Any], says: str
+    fake_llm: FakeOpenAIServer, body: str | dict[str, Any], says: str | dict[str, str], llm_transport: str
 ) -> None:
     fake_llm.add_handler("agent", raw(body))
     exc = fails(config(fake_llm))
     message = str(exc)
     assert "failed after 3 attempts (last malformed reply: " in message, message
-    assert says in message
+    assert (says if isinstance(says, str) else says[llm_transport]) in message
     assert "Traceback" not in message  # litellm's embedded traceback is cut off
     assert not exc.fatal
     assert len(fake_llm.requests) == 3  # retried like a 5xx: a proxy hiccup may pass
