@@ -437,7 +437,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     _keep_subtests_out_of_junit(session.config)
     settings = session.config.stash[SETTINGS_KEY]
     if (
-        participants.uses_llm(settings)
+        participants.litellm_needed(settings)  # the OpenAI wire path alone never imports it
         and settings.recording not in ("none", "once")  # a replay may never need litellm
         and not session.config.option.collectonly
         and not _is_controller_of_workers(session.config)

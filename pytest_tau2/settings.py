@@ -104,6 +104,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("llm_retries", "Retries of a failed LLM call (429, 5xx, timeout, connection).", 3, "int"),
     Option("llm_timeout", "Seconds before one LLM call times out.", 120.0, "float"),
     Option(
+        "llm_transport",
+        "How model calls travel: auto (OpenAI-compatible models over the OpenAI wire format, requests and "
+        "costs identical to litellm's; every other model through litellm) or litellm (every call; "
+        "docs/speed.md).",
+        "auto",
+        env="TAU2_LLM_TRANSPORT",
+    ),
+    Option(
         "concurrency",
         "Scenario conversations kept in flight at once in one pytest process (asyncio; "
         "LLM-bound sweeps); under xdist (-n), in each worker.",
@@ -169,6 +177,7 @@ class Settings:
     max_tool_errors: int = 10
     llm_retries: int = 3
     llm_timeout: float = 120.0
+    llm_transport: str = "auto"
     concurrency: int = 1
     telecom_tasks: str = "base"
     trials: int = 1
@@ -275,6 +284,7 @@ MINIMUMS: dict[str, float] = {
 # Options that take one word of a fixed set; anything else is a usage error naming the option.
 CHOICES: dict[str, tuple[str, ...]] = {
     "record_mode": ("none", "once", "new_episodes", "all", "off"),
+    "llm_transport": ("auto", "litellm"),
 }
 
 

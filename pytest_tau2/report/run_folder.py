@@ -31,7 +31,7 @@ LOCK_FILE = ".tau2.lock"
 NOT_VERDICT_FIELDS = frozenset(
     {
         "scenarios", "results_dir", "resume", "save_db", "llm_retries", "llm_timeout", "agent_timeout",
-        "concurrency", "record_mode", "cassette_dir", "extra", "data_dir", "agent_url", "shard",
+        "llm_transport", "concurrency", "record_mode", "cassette_dir", "extra", "data_dir", "agent_url", "shard",
     }
 )  # fmt: skip
 """Settings that change how a run is made or where it writes, never a verdict."""

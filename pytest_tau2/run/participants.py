@@ -144,6 +144,23 @@ def uses_llm(settings: Settings) -> bool:
     return bool(agent_kind(settings)[0].model_side or user_kind(settings)[0].model_side or settings.judge_model)
 
 
+def litellm_needed(settings: Settings) -> bool:
+    """Whether this run's model calls need litellm: a model the OpenAI wire path cannot carry
+    (another provider, ``--tau2-llm-transport litellm``), or one litellm may have to price."""
+    if not uses_llm(settings):
+        return False
+    if settings.llm_transport == "litellm":
+        return True
+    from pytest_tau2.llm.openai_wire import route
+    from pytest_tau2.llm.pricing import maybe_priced
+
+    for side in ("agent", "user", "judge"):
+        config = model_config(settings, side)
+        if config is not None and (route(config.model, config.args, []) is None or maybe_priced([config.model])):
+            return True
+    return False
+
+
 def _name(side: Side, settings: Settings) -> str:
     kind, argument = lookup(side, settings.agent_kind if side == "agent" else settings.user_kind)
     if kind.describe is not None:
@@ -218,7 +235,11 @@ class Context:
     def retry_policy(self) -> RetryPolicy:
         from pytest_tau2.llm.client import RetryPolicy
 
-        return RetryPolicy(max_retries=self.settings.llm_retries, timeout_s=self.settings.llm_timeout)
+        return RetryPolicy(
+            max_retries=self.settings.llm_retries,
+            timeout_s=self.settings.llm_timeout,
+            transport=self.settings.llm_transport,
+        )
 
     def model_config(self, side: str) -> ModelConfig | None:
         """The side's model, with this trial's ``seed`` for the agent and the user (as upstream; not
