@@ -29,6 +29,7 @@ __all__ = [
     "mask_json_text",
     "mask_url",
     "redact",
+    "redact_data",
     "secret_items",
     "secrets_in_json",
 ]
@@ -177,6 +178,42 @@ def redact(text: str, secrets: Iterable[str] | None = None) -> str:
         if any(prefix in text for prefix in prefixes):
             text = pattern.sub(replacement, text)
     return text
+
+
+def redact_data(value: Any, secrets: Iterable[str] | None = None) -> Any:
+    """``value`` with :func:`redact` applied to every string in it, structure and numbers kept.
+
+    A scenario's transcript holds thousands of strings and almost never a credential, so the
+    JSON text of the whole value is searched once first; only when a secret, a URL or a key
+    prefix shows up anywhere is each string redacted (returned as is otherwise, not copied).
+    """
+    candidates = {s for s in (secrets or ()) if len(s) >= _MIN_EXPLICIT_SECRET_LEN} | _env_secrets()
+    # JSON escapes quotes, backslashes and control characters: such a secret could hide there.
+    plain = not any(any(c in secret for c in '"\\') or not secret.isprintable() for secret in candidates)
+    if plain:
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            text = None
+        if text is not None and not _may_need_redaction(text, candidates):
+            return value
+    return _walk(value, list(secrets or ()))
+
+
+def _may_need_redaction(text: str, candidates: Iterable[str]) -> bool:
+    if "://" in text or any(secret in text for secret in candidates):
+        return True
+    return any(prefix in text for prefixes, _, _ in _SECRET_PATTERNS for prefix in prefixes)
+
+
+def _walk(value: Any, secrets: list[str]) -> Any:
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {key: _walk(item, secrets) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_walk(item, secrets) for item in value]
+    return value
 
 
 @functools.lru_cache(maxsize=64)

@@ -292,13 +292,9 @@ class Context:
 
     def redact_data(self, value: Any) -> Any:
         """``value`` with every string redacted, walked as data (numbers and structure untouched)."""
-        if isinstance(value, str):
-            return self.redact(value)
-        if isinstance(value, dict):
-            return {k: self.redact_data(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [self.redact_data(v) for v in value]
-        return value
+        from pytest_tau2.llm.secrets import redact_data
+
+        return redact_data(value, self.secrets)
 
     def redact(self, text: str) -> str:
         from pytest_tau2.llm.client import redact

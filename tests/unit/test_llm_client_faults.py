@@ -243,3 +243,28 @@ def test_a_cassette_lookup_does_not_show_the_secrets_it_masks(tmp_path: Any) -> 
     lookup = cassette.lookup("agent", cfg, HELLO, None, None)
     assert KEY in lookup.secrets  # kept for masking what is written ...
     assert KEY not in repr(lookup) and "pw-123456" not in repr(lookup)  # ... never shown
+
+
+def test_redact_data_masks_secrets_anywhere_and_leaves_clean_data_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_tau2.llm.secrets import redact_data
+
+    monkeypatch.setenv("ACME_API_KEY", "acmekey1234567890abcdef")
+    clean = {"messages": [{"role": "user", "content": "Where is my order?"}], "turns": (1, 2.5, None)}
+    assert redact_data(clean, [KEY]) is clean  # nothing to mask: not even copied
+    dirty = {
+        "messages": [
+            {"role": "assistant", "content": f"my key is {KEY}."},
+            {"role": "user", "content": "risk-assessment-meeting"},
+            {"role": "tool", "content": ["url ws://bob:hunter2@host/x", "token sk-abcdef0123456789xyz"]},
+        ],
+        "env": "acmekey1234567890abcdef",
+        "n": 3,
+    }
+    masked = redact_data(dirty, [KEY])
+    text = json.dumps(masked)
+    assert KEY not in text and "hunter2" not in text and "sk-abcdef0123456789xyz" not in text
+    assert "acmekey1234567890abcdef" not in text
+    assert masked["n"] == 3 and masked["messages"][0]["content"] == "my key is ***."
+    assert masked["messages"][1]["content"] == "risk-assessment-meeting"
+    quoted = 'ab"cd\\ef-secret-1'  # JSON would escape it: every string is checked
+    assert redact_data({"a": [f"x {quoted} y"]}, [quoted]) == {"a": ["x *** y"]}
