@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 JSONDict = dict[str, Any]
@@ -20,52 +22,143 @@ JSONDict = dict[str, Any]
 def canonical_json(db: Any) -> str:
     """The canonical JSON text of ``db`` (see the module docstring).
 
-    Collections handed out by :func:`fresh_db` reuse the cached text of every entity the run
-    never touched, so hashing a final DB costs only what changed (2.8 MB retail DB: ~50 ms
-    with plain ``json.dumps``, a few ms this way; see bench/).
+    A DB made by :func:`fresh_db` is assembled from the cached text of its pristine
+    collections, re-encoding only the entities the run took a private copy of (2.8 MB retail
+    DB: ~25 ms with plain ``json.dumps``, ~1 ms this way; see bench/results/offline.md).
     """
-    if (
-        isinstance(db, dict)
-        and any(isinstance(v, CowDict) for v in dict.values(db))
-        and _str_keys(db)
-        and all(_str_keys(v) for v in dict.values(db) if isinstance(v, CowDict))
-    ):
-        return _join(db, lambda key, value: _cow_canonical(value) if isinstance(value, CowDict) else _dumps(value))
-    return _dumps(db)
+    plan = _plan(db)
+    return _dumps(db) if plan is None else _assemble(plan)
 
 
-def _str_keys(mapping: dict[Any, Any]) -> bool:
-    # json.dumps turns non-str keys into strings before sorting; the fast path assumes str keys.
-    return all(isinstance(key, str) for key in dict.keys(mapping))
+def db_hash(db: Any) -> str:
+    """sha256 hex digest of the canonical JSON of ``db``.
+
+    For a DB made by :func:`fresh_db` the digest is remembered per *change set* (which
+    entities differ from the pristine DB, and their text): the gold replay and an agent that
+    made the same changes share one digest, and a run that changed nothing reuses the
+    pristine DB's. Equal change sets over the same pristine collections mean equal text.
+    """
+    plan = _plan(db)
+    if plan is None:
+        return _sha256(_dumps(db))
+    signature = tuple(_signature(part) for part in plan)
+    digest = _DIGESTS.get(signature)
+    if digest is None:
+        if len(_DIGESTS) >= _MAX_DIGESTS:
+            _DIGESTS.clear()
+        digest = _DIGESTS[signature] = _sha256(_assemble(plan))
+    return digest
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def _join(mapping: dict[str, Any], encode: Any) -> str:
-    if not mapping:
-        return "{}"
-    parts = [f"{json.dumps(key)}: {encode(key, dict.__getitem__(mapping, key))}" for key in sorted(mapping)]
-    return "{" + ", ".join(parts) + "}"
+def _fragment(key: str, value: Any) -> str:
+    """One ``"key": value`` member of a canonical object (keys are str: encoded like json.dumps does)."""
+    return f"{json.dumps(key)}: {_dumps(value)}"
 
 
-# id(pristine entity) -> (entity, its canonical JSON); the entity is kept so the id stays valid.
-_ENTITY_TEXT: dict[int, tuple[Any, str]] = {}
+class _PristineText:
+    """The canonical members of one pristine collection, in sorted key order (built once)."""
+
+    __slots__ = ("collection", "fragments", "joined", "position")
+
+    def __init__(self, collection: dict[str, Any]) -> None:
+        self.collection = collection  # kept alive, so its id() is never reused while cached
+        self.position: dict[str, int] | None = None  # None: a key that is not str (json.dumps decides)
+        self.fragments: list[str] = []
+        self.joined: str | None = None
+        if all(isinstance(key, str) for key in dict.keys(collection)):
+            keys = sorted(dict.keys(collection))
+            self.position = {key: index for index, key in enumerate(keys)}
+            self.fragments = [_fragment(key, dict.__getitem__(collection, key)) for key in keys]
+
+    def text(self) -> str:
+        if self.joined is None:
+            self.joined = "{" + ", ".join(self.fragments) + "}"
+        return self.joined
 
 
-def _entity_text(value: Any) -> str:
-    cached = _ENTITY_TEXT.get(id(value))
-    if cached is not None and cached[0] is value:
-        return cached[1]
-    text = _dumps(value)
-    _ENTITY_TEXT[id(value)] = (value, text)
-    return text
+# id(pristine collection) -> its text; pristine DBs live for the whole process (tasks.cached_db).
+_PRISTINE: dict[int, _PristineText] = {}
+# change-set signature -> digest (see db_hash); bounded, a sweep needs about two per scenario.
+_DIGESTS: dict[tuple[Any, ...], str] = {}
+_MAX_DIGESTS = 4096
 
 
-def _cow_canonical(cow: CowDict) -> str:
-    owned = cow._owned
-    return _join(cow, lambda key, value: _dumps(value) if key in owned else _entity_text(value))
+def _pristine_text(collection: dict[str, Any]) -> _PristineText:
+    cached = _PRISTINE.get(id(collection))
+    if cached is None or cached.collection is not collection:
+        cached = _PristineText(collection)
+        _PRISTINE[id(collection)] = cached
+    return cached
+
+
+@dataclass(frozen=True)
+class _Changes:
+    """How one working collection differs from its pristine one: changed/added members, removed keys."""
+
+    base: _PristineText
+    changed: dict[str, str]
+    removed: tuple[str, ...]
+
+
+# One top-level member of a DB: (key, its changes) for a working collection, (key, text) otherwise.
+_Part = tuple[str, "_Changes | str"]
+
+
+def _plan(db: Any) -> list[_Part] | None:
+    """The top-level members of a :func:`fresh_db` DB in sorted order, or None for any other value."""
+    if not isinstance(db, dict) or not any(isinstance(v, CowDict) for v in dict.values(db)):
+        return None
+    if not all(isinstance(key, str) for key in dict.keys(db)):
+        return None  # json.dumps sorts non-str keys after converting them: leave it to json.dumps
+    plan: list[_Part] = []
+    for key in sorted(dict.keys(db)):
+        value = dict.__getitem__(db, key)
+        if isinstance(value, CowDict):
+            changes = value._changes()
+            if changes is None:
+                return None
+            plan.append((key, changes))
+        else:
+            plan.append((key, _dumps(value)))
+    return plan
+
+
+def _signature(part: _Part) -> tuple[Any, ...]:
+    key, value = part
+    if isinstance(value, str):
+        return (key, value)
+    return (key, id(value.base), tuple(sorted(value.changed.items())), value.removed)
+
+
+def _assemble(plan: list[_Part]) -> str:
+    members = [
+        f"{json.dumps(key)}: {value if isinstance(value, str) else _collection_text(value)}" for key, value in plan
+    ]
+    return "{" + ", ".join(members) + "}"
+
+
+def _collection_text(changes: _Changes) -> str:
+    base = changes.base
+    if not changes.changed and not changes.removed:
+        return base.text()
+    position = base.position or {}  # never None here: _changes refused such a collection
+    if not changes.removed and all(key in position for key in changes.changed):
+        fragments = base.fragments.copy()
+        for key, fragment in changes.changed.items():
+            fragments[position[key]] = fragment
+    else:  # members added or removed: merge in sorted key order
+        gone = set(changes.removed)
+        keys = sorted([key for key in position if key not in gone] + [k for k in changes.changed if k not in position])
+        fragments = [changes.changed.get(key) or base.fragments[position[key]] for key in keys]
+    return "{" + ", ".join(fragments) + "}"
 
 
 class CowDict(dict):  # type: ignore[type-arg]
@@ -75,14 +168,42 @@ class CowDict(dict):  # type: ignore[type-arg]
     ``[key]``, ``get``, ``values()`` or ``items()`` access to an entity replaces it by a private
     deep copy, so tools may mutate what they read. Code that bypasses these methods (C-level
     readers such as ``json.dumps`` or ``==``) sees the right values too: shared entities are
-    exactly the untouched ones. Never mutate a value obtained by other means.
+    exactly the untouched ones. Never mutate a value obtained by other means, and never store
+    into it with ``dict.__setitem__``: hashing trusts that every entity not handed out or
+    stored through these methods is still the pristine one.
     """
 
-    __slots__ = ("_owned",)
+    __slots__ = ("_owned", "_pristine")
 
     def __init__(self, pristine: dict[str, Any]) -> None:
         super().__init__(pristine)
+        self._pristine = pristine
         self._owned: set[str] = set()
+
+    def _changes(self) -> _Changes | None:
+        """What differs from the pristine collection (None: keys that are not all str)."""
+        if not all(isinstance(key, str) for key in self._owned):
+            return None
+        base = _pristine_text(self._pristine)
+        if base.position is None:
+            return None
+        position, fragments = base.position, base.fragments
+        changed: dict[str, str] = {}
+        added = 0
+        for key in self._owned:
+            fragment = _fragment(key, dict.__getitem__(self, key))
+            index = position.get(key)
+            if index is None:
+                added += 1
+                changed[key] = fragment
+            elif fragments[index] != fragment:
+                changed[key] = fragment
+        removed: tuple[str, ...] = ()
+        if len(self) != len(position) + added:  # pristine members were deleted
+            removed = tuple(sorted(key for key in position if not dict.__contains__(self, key)))
+            if len(self) != len(position) + added - len(removed):
+                return None  # stored into behind our back: let json.dumps read the dict itself
+        return _Changes(base, changed, removed)
 
     def __getitem__(self, key: str) -> Any:
         value = dict.__getitem__(self, key)
@@ -124,9 +245,21 @@ class CowDict(dict):  # type: ignore[type-arg]
         dict.__delitem__(self, key)
         self._owned.discard(key)
 
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def __ior__(self, other: Any) -> CowDict:  # type: ignore[misc]
+        self.update(other)
+        return self
+
+    def clear(self) -> None:
+        dict.clear(self)
+        self._owned.clear()
+
     def copy(self) -> dict[str, Any]:
         """A plain, independent deep copy (never the shared pristine entities)."""
-        return {key: copy_db(value) for key, value in self.items()}
+        return {key: copy_db(value) for key, value in dict.items(self)}
 
     def popitem(self) -> tuple[str, Any]:
         key = next(reversed(dict.keys(self)))
@@ -134,6 +267,26 @@ class CowDict(dict):  # type: ignore[type-arg]
 
     def __reduce__(self) -> Any:
         return (dict, (dict(self.items()),))
+
+
+def peek(collection: Mapping[str, Any], key: str) -> Any:
+    """The entity stored under ``key`` *without* taking a private copy of it.
+
+    For tools that only read what they look up (lookups, searches, details returned as JSON):
+    the entity may be shared with the pristine DB, so it must never be mutated. A run that only
+    reads keeps its working DB as cheap to hash as the pristine one.
+    """
+    return dict.__getitem__(collection, key) if isinstance(collection, dict) else collection[key]
+
+
+def peek_items(collection: Mapping[str, Any]) -> Iterable[tuple[str, Any]]:
+    """``(key, entity)`` pairs without private copies (see :func:`peek`: read, never mutate)."""
+    return dict.items(collection) if isinstance(collection, dict) else collection.items()
+
+
+def peek_values(collection: Mapping[str, Any]) -> Iterable[Any]:
+    """The entities without private copies (see :func:`peek`: read, never mutate)."""
+    return dict.values(collection) if isinstance(collection, dict) else collection.values()
 
 
 def fresh_db(pristine: Any) -> Any:
@@ -151,11 +304,6 @@ def fresh_db(pristine: Any) -> Any:
         else:
             out[key] = copy_db(value)
     return out
-
-
-def db_hash(db: Any) -> str:
-    """sha256 hex digest of the canonical JSON of ``db``."""
-    return hashlib.sha256(canonical_json(db).encode()).hexdigest()
 
 
 def copy_db(db: Any) -> Any:

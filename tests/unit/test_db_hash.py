@@ -12,7 +12,17 @@ from typing import Any
 
 import pytest
 
-from pytest_tau2.environment.db import CowDict, canonical_json, copy_db, db_diff, db_hash, fresh_db
+from pytest_tau2.environment.db import (
+    CowDict,
+    canonical_json,
+    copy_db,
+    db_diff,
+    db_hash,
+    fresh_db,
+    peek,
+    peek_items,
+    peek_values,
+)
 
 
 def reference_hash(db: Any) -> str:
@@ -128,6 +138,11 @@ MUTATIONS: dict[str, Callable[[dict[str, Any]], None]] = {
     "replace a whole collection": lambda db: db.__setitem__("orders", {}),
     "top-level list": lambda db: db["menu"][0].__setitem__("price", 2.49),
     "top-level scalar": lambda db: db.__setitem__("version", 4),
+    "update() with new and existing keys": lambda db: db["users"].update({"u3": {"name": "Cy"}}, u2={"name": "B"}),
+    "|= on a collection": lambda db: db["users"].__ior__({"u1": {"name": "Or"}}),
+    "clear() a collection": lambda db: db["orders"].clear(),
+    "clear() then add": lambda db: (db["users"].clear(), db["users"].__setitem__("u9", {"name": "Z"})),
+    "popitem()": lambda db: db["users"].popitem(),
     "new top-level key": lambda db: db.__setitem__("audit", [{"event": "x"}]),
     "int becomes float": lambda db: db["users"]["u1"].__setitem__("credit", 0.0),
 }
@@ -239,6 +254,78 @@ def test_popitem_does_not_leak_into_the_pristine_db() -> None:
 def test_non_string_keys_hash_like_json_dumps() -> None:
     db = {"tables": {1: {"seats": 4}, 2: {"seats": 2}}}
     assert db_hash(fresh_db(db)) == reference_hash(db)
+
+
+def test_canonical_json_of_a_working_copy_is_byte_identical_to_json_dumps() -> None:
+    working = fresh_db(pristine())
+    assert canonical_json(working) == json.dumps(pristine(), sort_keys=True, default=str)
+    working["orders"]["o1"]["status"] = "shipped"
+    working["users"]["u3"] = {"name": "Zoë", "orders": []}
+    del working["users"]["u2"]
+    assert canonical_json(working) == json.dumps(working, sort_keys=True, default=str)
+
+
+def test_same_changes_on_two_working_copies_give_the_same_hash() -> None:
+    original = pristine()
+    gold, agent = fresh_db(original), fresh_db(original)
+    gold["orders"]["o1"]["status"] = "cancelled"
+    agent["users"]["u2"]["name"]  # read (a private copy), not changed
+    agent["orders"]["o1"]["status"] = "cancelled"
+    assert db_hash(agent) == db_hash(gold) == reference_hash(agent)
+    agent["orders"]["o1"]["total"] = 10  # int where the gold has a float: a different text
+    assert db_hash(agent) != db_hash(gold)
+    assert db_hash(agent) == reference_hash(agent)
+
+
+def test_an_entity_read_but_unchanged_keeps_the_pristine_hash() -> None:
+    original = pristine()
+    working = fresh_db(original)
+    for user in working["users"].values():
+        assert user["name"]
+    assert db_hash(working) == reference_hash(original)
+
+
+def test_changing_the_pristine_value_types_is_seen_in_an_entity_copy() -> None:
+    working = fresh_db(pristine())
+    working["orders"]["o1"]["total"] = 9.99  # the same value and type: no change
+    assert db_hash(working) == reference_hash(pristine())
+    working["users"]["u1"]["orders"] = ("o1",)  # a tuple dumps as a list: no change either
+    assert db_hash(working) == reference_hash(pristine())
+
+
+def test_storing_behind_the_collection_s_back_falls_back_to_json_dumps() -> None:
+    working = fresh_db(pristine())
+    dict.__setitem__(working["users"], "u3", {"name": "Sneaky"})  # bypasses the tracking
+    assert db_hash(working) == reference_hash(working)
+
+
+def test_non_string_keys_in_a_working_collection_hash_like_json_dumps() -> None:
+    working = fresh_db({"tables": {1: {"seats": 4}, 2: {"seats": 2}}, "rooms": {"a": {"size": 1}}})
+    working["tables"][2]["seats"] = 3
+    working["rooms"]["a"]["size"] = 2
+    assert db_hash(working) == reference_hash(working)
+
+
+# ---- peek: reading without a private copy --------------------------------------------------------------
+
+
+def test_peek_reads_the_stored_entity_without_copying_it() -> None:
+    original = pristine()
+    working = fresh_db(original)
+    assert peek(working["users"], "u1") is original["users"]["u1"]
+    assert [user for _, user in peek_items(working["users"])] == list(original["users"].values())
+    assert all(a is b for a, b in zip(peek_values(working["users"]), original["users"].values(), strict=True))
+    assert db_hash(working) == reference_hash(original)
+    working["users"]["u1"]["name"] = "Changed"  # a private copy now; peek sees it
+    assert peek(working["users"], "u1")["name"] == "Changed"
+    assert original["users"]["u1"]["name"] == "Ada"
+
+
+def test_peek_works_on_plain_mappings() -> None:
+    plain = {"u1": {"name": "Ada"}}
+    assert peek(plain, "u1") is plain["u1"]
+    assert list(peek_items(plain)) == list(plain.items())
+    assert list(peek_values(plain)) == list(plain.values())
 
 
 # ---- diff --------------------------------------------------------------------------------------------

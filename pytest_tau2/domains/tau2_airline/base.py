@@ -25,6 +25,7 @@ from typing import Any, ClassVar, get_args
 
 from pytest_tau2.domains.tau2_airline.models import CabinClass, FlightType, Insurance, Payment
 from pytest_tau2.domains.tau2_common.tools import Tau2Tool, upstream_model
+from pytest_tau2.environment.db import peek, peek_values
 from pytest_tau2.environment.ids import find_key
 from pytest_tau2.errors import ToolError
 
@@ -126,11 +127,11 @@ class AirlineTool(Tau2Tool):
     abstract = True
     namespace: ClassVar[str] = NAMESPACE
 
-    def _user(self, user_id: str) -> JSONDict:
-        return _lookup(self.db["users"], user_id, f"User {user_id} not found")
+    def _user(self, user_id: str, *, writable: bool = True) -> JSONDict:
+        return _lookup(self.db["users"], user_id, f"User {user_id} not found", writable)
 
-    def _reservation(self, reservation_id: str) -> JSONDict:
-        return _lookup(self.db["reservations"], reservation_id, f"Reservation {reservation_id} not found")
+    def _reservation(self, reservation_id: str, *, writable: bool = True) -> JSONDict:
+        return _lookup(self.db["reservations"], reservation_id, f"Reservation {reservation_id} not found", writable)
 
     def _flight(self, flight_number: str) -> JSONDict:
         return _lookup(self.db["flights"], flight_number, f"Flight {flight_number} not found")
@@ -161,7 +162,7 @@ class AirlineTool(Tau2Tool):
         refused) for a flight that already matched the airports, as upstream does it.
         """
         found = []
-        for flight in self.db["flights"].values():
+        for flight in peek_values(self.db["flights"]):  # read only: direct_flight copies what it keeps
             if origin is not None and flight["origin"] != origin:
                 continue
             if destination is not None and flight["destination"] != destination:
@@ -197,11 +198,14 @@ class AirlineTool(Tau2Tool):
         return upstream_model(Payment, {"payment_id": key, "amount": price})
 
 
-def _lookup(mapping: Mapping[str, JSONDict], wanted: Any, message: str) -> JSONDict:
+def _lookup(mapping: Mapping[str, JSONDict], wanted: Any, message: str, writable: bool = True) -> JSONDict:
+    """The record ``wanted`` names; ``writable=False``: the stored one itself, to be read only
+    (:func:`~pytest_tau2.environment.db.peek`)."""
     key = find_key(mapping, wanted) if isinstance(wanted, str) else None
     if key is None:
         raise ToolError(message)
-    return mapping[key]
+    record: JSONDict = mapping[key] if writable else peek(mapping, key)
+    return record
 
 
 def direct_flight(flight: JSONDict, day: JSONDict, date: str | None = None) -> JSONDict:

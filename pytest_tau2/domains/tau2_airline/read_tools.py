@@ -28,7 +28,7 @@ class GetReservationDetailsTool(AirlineTool):
     parameters = arguments(reservation_id=RESERVATION_ID)
 
     def run(self, reservation_id: str) -> JSONDict:
-        return self._reservation(reservation_id)
+        return self._reservation(reservation_id, writable=False)
 
 
 class GetUserDetailsTool(AirlineTool):
@@ -40,7 +40,7 @@ class GetUserDetailsTool(AirlineTool):
     parameters = arguments(user_id=USER_ID)
 
     def run(self, user_id: str) -> JSONDict:
-        return self._user(user_id)
+        return self._user(user_id, writable=False)
 
 
 class ListAllAirportsTool(AirlineTool):

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from pytest_tau2.domains.tau2_common.tools import Tau2Tool
+from pytest_tau2.environment.db import peek
 from pytest_tau2.environment.ids import find_key, same_id
 from pytest_tau2.errors import ToolError
 
@@ -113,22 +114,27 @@ class RetailTool(Tau2Tool):
         table: dict[str, Record] = self.db[name]
         return table
 
-    def _find(self, table: str, wanted: Any, missing: str) -> Record:
-        """The record of ``table`` that ``wanted`` names, else refused with ``missing``."""
+    def _find(self, table: str, wanted: Any, missing: str, *, writable: bool = True) -> Record:
+        """The record of ``table`` that ``wanted`` names, else refused with ``missing``.
+
+        ``writable=False`` is for a tool that only reads the record: it gets the stored record
+        itself, maybe shared with the pristine DB (:func:`~pytest_tau2.environment.db.peek`),
+        so it must not change it.
+        """
         records = self._table(table)
         key = stored_key(records, wanted)
         if key is None:
             raise ToolError(missing)
-        return records[key]
+        return records[key] if writable else peek(records, key)
 
-    def _order(self, order_id: Any) -> Record:
-        return self._find("orders", order_id, "Order not found")
+    def _order(self, order_id: Any, *, writable: bool = True) -> Record:
+        return self._find("orders", order_id, "Order not found", writable=writable)
 
-    def _user(self, user_id: Any) -> Record:
-        return self._find("users", user_id, "User not found")
+    def _user(self, user_id: Any, *, writable: bool = True) -> Record:
+        return self._find("users", user_id, "User not found", writable=writable)
 
-    def _product(self, product_id: Any) -> Record:
-        return self._find("products", product_id, "Product not found")
+    def _product(self, product_id: Any, *, writable: bool = True) -> Record:
+        return self._find("products", product_id, "Product not found", writable=writable)
 
     def _variant(self, product_id: str, item_id: Any) -> tuple[str, Record]:
         """(stored item id, variant) of ``item_id`` among the variants of ``product_id``."""

@@ -10,6 +10,7 @@ import json
 
 from pytest_tau2.domains.tau2_common.tools import CalculateMixin, TransferMixin
 from pytest_tau2.domains.tau2_retail.base import ORDER_ID, USER_ID, Record, RetailTool, arguments, stored_key, string
+from pytest_tau2.environment.db import peek_items, peek_values
 from pytest_tau2.environment.ids import email_key
 from pytest_tau2.errors import ToolError
 
@@ -34,7 +35,7 @@ class FindUserIdByNameZipTool(RetailTool):
 
     def run(self, first_name: str, last_name: str, zip: str) -> str:
         first, last = first_name.lower(), last_name.lower()
-        for user_id, user in self._table("users").items():
+        for user_id, user in peek_items(self._table("users")):
             name = user["name"]
             if (
                 name["first_name"].lower() == first
@@ -54,7 +55,7 @@ class FindUserIdByEmailTool(RetailTool):
 
     def run(self, email: str) -> str:
         wanted = email_key(email)
-        for user_id, user in self._table("users").items():
+        for user_id, user in peek_items(self._table("users")):
             if email_key(user["email"]) == wanted:
                 return user_id
         raise ToolError("User not found")
@@ -68,7 +69,7 @@ class GetOrderDetailsTool(RetailTool):
     parameters = arguments(order_id=ORDER_ID)
 
     def run(self, order_id: str) -> Record:
-        return self._order(order_id)
+        return self._order(order_id, writable=False)
 
 
 class GetProductDetailsTool(RetailTool):
@@ -82,7 +83,7 @@ class GetProductDetailsTool(RetailTool):
     parameters = arguments(product_id=string("Product id (10 digits), e.g. '6086499569'."))
 
     def run(self, product_id: str) -> Record:
-        return self._product(product_id)
+        return self._product(product_id, writable=False)
 
 
 class GetItemDetailsTool(RetailTool):
@@ -96,7 +97,7 @@ class GetItemDetailsTool(RetailTool):
     parameters = arguments(item_id=string("Item id (10 digits), e.g. '1008292230'."))
 
     def run(self, item_id: str) -> Record:
-        for product in self._table("products").values():
+        for product in peek_values(self._table("products")):
             variants: dict[str, Record] = product["variants"]
             key = stored_key(variants, item_id)
             if key is not None:
@@ -112,7 +113,7 @@ class GetUserDetailsTool(RetailTool):
     parameters = arguments(user_id=USER_ID)
 
     def run(self, user_id: str) -> Record:
-        return self._user(user_id)
+        return self._user(user_id, writable=False)
 
 
 class ListAllProductTypesTool(RetailTool):
