@@ -167,8 +167,15 @@ def redact(text: str, secrets: Iterable[str] | None = None) -> str:
     (``sk-...``, ``Bearer ...``). A secret or shape is replaced only where it is not part of a
     longer word: "risk-assessment-meeting" stays as it is.
     """
-    candidates = {s for s in (secrets or ()) if len(s) >= _MIN_EXPLICIT_SECRET_LEN}
-    candidates.update(_env_secrets())
+    return _redact(text, _candidates(secrets))
+
+
+def _candidates(secrets: Iterable[str] | None) -> frozenset[str]:
+    """The given secrets long enough to mask, plus the key-like values of the environment."""
+    return frozenset({s for s in (secrets or ()) if len(s) >= _MIN_EXPLICIT_SECRET_LEN} | _env_secrets())
+
+
+def _redact(text: str, candidates: frozenset[str]) -> str:
     present = frozenset(s for s in candidates if s in text)
     if present:
         text = _secrets_pattern(present).sub(MASK, text)
@@ -187,7 +194,7 @@ def redact_data(value: Any, secrets: Iterable[str] | None = None) -> Any:
     JSON text of the whole value is searched once first; only when a secret, a URL or a key
     prefix shows up anywhere is each string redacted (returned as is otherwise, not copied).
     """
-    candidates = {s for s in (secrets or ()) if len(s) >= _MIN_EXPLICIT_SECRET_LEN} | _env_secrets()
+    candidates = _candidates(secrets)
     # JSON escapes quotes, backslashes and control characters: such a secret could hide there.
     plain = not any(any(c in secret for c in '"\\') or not secret.isprintable() for secret in candidates)
     if plain:
@@ -197,7 +204,7 @@ def redact_data(value: Any, secrets: Iterable[str] | None = None) -> Any:
             text = None
         if text is not None and not _may_need_redaction(text, candidates):
             return value
-    return _walk(value, list(secrets or ()))
+    return _walk(value, candidates)
 
 
 def _may_need_redaction(text: str, candidates: Iterable[str]) -> bool:
@@ -206,13 +213,13 @@ def _may_need_redaction(text: str, candidates: Iterable[str]) -> bool:
     return any(prefix in text for prefixes, _, _ in _SECRET_PATTERNS for prefix in prefixes)
 
 
-def _walk(value: Any, secrets: list[str]) -> Any:
+def _walk(value: Any, candidates: frozenset[str]) -> Any:
     if isinstance(value, str):
-        return redact(value, secrets)
+        return _redact(value, candidates)
     if isinstance(value, dict):
-        return {key: _walk(item, secrets) for key, item in value.items()}
+        return {key: _walk(item, candidates) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_walk(item, secrets) for item in value]
+        return [_walk(item, candidates) for item in value]
     return value
 
 
