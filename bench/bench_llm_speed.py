@@ -58,11 +58,18 @@ from tests.e2e.llm_scripts import (  # noqa: E402
 from tests.support.fake_openai import FakeOpenAIServer  # noqa: E402
 
 UNBOUNDED = 1000
+BYTECODE_CACHE = True  # --no-bytecode-cache keeps PYTHONDONTWRITEBYTECODE as the environment has it
 # name -> (label, extra pytest args, workers, concurrency per worker)
 CONFIGS: dict[str, tuple[str, list[str], int, int]] = {
     "c8": ("--tau2-concurrency 8", ["--tau2-concurrency", "8"], 1, 8),
     "c32": ("--tau2-concurrency 32", ["--tau2-concurrency", "32"], 1, 32),
     "c64": ("--tau2-concurrency 64", ["--tau2-concurrency", "64"], 1, 64),
+    "c32L": (
+        "--tau2-concurrency 32 --tau2-llm-transport litellm",
+        ["--tau2-concurrency", "32", "--tau2-llm-transport", "litellm"],
+        1,
+        32,
+    ),
     "cU": ("--tau2-concurrency unbounded (1000)", ["--tau2-concurrency", str(UNBOUNDED)], 1, UNBOUNDED),
     "n2c8": ("-n 2 --tau2-concurrency 8", ["-p", "xdist", "-n", "2", "--tau2-concurrency", "8"], 2, 8),
     "n2c32": ("-n 2 --tau2-concurrency 32", ["-p", "xdist", "-n", "2", "--tau2-concurrency", "32"], 2, 32),
@@ -85,6 +92,8 @@ def _pytest(
 ) -> tuple[subprocess.CompletedProcess[str], float]:
     if tree != ROOT:  # a baseline checkout: its pytest_tau2 first on the path
         env = {**env, "PYTHONPATH": os.pathsep.join([str(tree), env.get("PYTHONPATH", "")])}
+    if BYTECODE_CACHE:  # as users run Python: compiled and assertion-rewritten modules cached
+        env = {name: value for name, value in env.items() if name != "PYTHONDONTWRITEBYTECODE"}
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
@@ -202,7 +211,8 @@ def write(results: dict[str, Any], path_md: Path) -> None:
         "",
         f"`{meta['command']}` on {meta['cpus']} CPUs, Python {meta['python']}, {meta['date']}; "
         f"{meta['scenarios']} retail scenarios, {int(meta['latency_s'] * 1000)} ms per model call, real HTTP "
-        "through litellm to a loopback fake OpenAI server in the benchmark process. Load average at the "
+        "to a loopback fake OpenAI server in the benchmark process (the OpenAI wire path unless the row says "
+        f"litellm); bytecode cache {'on' if meta.get('bytecode_cache', True) else 'off'}. Load average at the "
         f"end: {meta['loadavg']} (the machine was shared). Medians over {meta['repeats']} repeats, "
         "configurations interleaved; every run's numbers are in llm_speed.json.",
         "",
@@ -242,7 +252,14 @@ def main() -> None:
         help="another checkout (e.g. `git archive <commit> | tar -x -C DIR`): its configurations run interleaved",
     )
     parser.add_argument("--baseline-configs", default="c32,n2c32", help="configurations run with --baseline")
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="keep PYTHONDONTWRITEBYTECODE if set (every run compiles and assertion-rewrites every module)",
+    )
     opts = parser.parse_args()
+    global BYTECODE_CACHE
+    BYTECODE_CACHE = not opts.no_bytecode_cache
     configs = [c.strip() for c in opts.configs.split(",") if c.strip()]
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
@@ -265,11 +282,12 @@ def main() -> None:
             runs.setdefault(row["config"], []).append(row)
             shown = {k: row[k] for k in ("wall_s", "ideal_s", "cpu_s_total", "cpu_ms_per_call", "peak_rss_mb_max")}
             print(f"[{repeat + 1}] {row['config']}: {shown} passed {row['passed']}/{row['scenarios']}", flush=True)
-    results = {
+    results: dict[str, Any] = {
         "meta": {
             "command": "python bench/bench_llm_speed.py " + " ".join(sys.argv[1:]),
             "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "python": platform.python_version(),
+            "bytecode_cache": BYTECODE_CACHE,
             "cpus": os.cpu_count(),
             "latency_s": opts.latency,
             "scenarios": len(ids),
