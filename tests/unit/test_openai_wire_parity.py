@@ -301,3 +301,20 @@ def test_an_unknown_transport_is_refused(monkeypatch: pytest.MonkeyPatch) -> Non
     config = ModelConfig("openai/agent", {"api_base": "http://127.0.0.1:9/v1", "api_key": KEY})
     with pytest.raises(ValueError, match=r"'fast' is not one of auto, litellm"):
         asyncio.run(acomplete(config, [{"role": "user", "content": "hi"}]))
+
+
+def test_proxies_come_from_the_environment_as_for_the_openai_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", "http://user:pw@proxy.internal:3128")
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1,.corp.example")
+    openai_wire._proxy_for.cache_clear()
+    try:
+        assert openai_wire._proxy_for("https://api.openai.com/v1/chat/completions") == (
+            "http://user:pw@proxy.internal:3128"
+        )
+        assert openai_wire._proxy_for("http://127.0.0.1:8000/v1/chat/completions") is None
+        assert openai_wire._proxy_for("https://llm.corp.example/v1/chat/completions") is None
+        assert openai_wire._proxy_for("http://vllm.lab:8000/v1/chat/completions") is None  # no HTTP_PROXY
+    finally:
+        openai_wire._proxy_for.cache_clear()
