@@ -13,8 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from pytest_tau2.environment.canonical import Changes, Part, assemble, digest, dumps, fragment, pristine_text
 
 JSONDict = dict[str, Any]
 
@@ -27,98 +28,29 @@ def canonical_json(db: Any) -> str:
     DB: ~25 ms with plain ``json.dumps``, ~1 ms this way; see bench/results/offline.md).
     """
     plan = _plan(db)
-    return _dumps(db) if plan is None else _assemble(plan)
+    return dumps(db) if plan is None else assemble(plan)
 
 
 def db_hash(db: Any) -> str:
     """sha256 hex digest of the canonical JSON of ``db``.
 
-    For a DB made by :func:`fresh_db` the digest is remembered per *change set* (which
-    entities differ from the pristine DB, and their text): the gold replay and an agent that
-    made the same changes share one digest, and a run that changed nothing reuses the
-    pristine DB's. Equal change sets over the same pristine collections mean equal text.
+    For a DB made by :func:`fresh_db` this costs what the run changed, not the DB's size:
+    digests are remembered per change set and the pristine bytes are hashed from saved states
+    (:mod:`pytest_tau2.environment.canonical`).
     """
     plan = _plan(db)
     if plan is None:
-        return _sha256(_dumps(db))
-    signature = tuple(_signature(part) for part in plan)
-    digest = _DIGESTS.get(signature)
-    if digest is None:
-        if len(_DIGESTS) >= _MAX_DIGESTS:
-            _DIGESTS.clear()
-        digest = _DIGESTS[signature] = _sha256(_assemble(plan))
-    return digest
+        return hashlib.sha256(dumps(db).encode()).hexdigest()
+    return digest(plan)
 
 
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
-
-
-def _fragment(key: str, value: Any) -> str:
-    """One ``"key": value`` member of a canonical object (keys are str: encoded like json.dumps does)."""
-    return f"{json.dumps(key)}: {_dumps(value)}"
-
-
-class _PristineText:
-    """The canonical members of one pristine collection, in sorted key order (built once)."""
-
-    __slots__ = ("collection", "fragments", "joined", "position")
-
-    def __init__(self, collection: dict[str, Any]) -> None:
-        self.collection = collection  # kept alive, so its id() is never reused while cached
-        self.position: dict[str, int] | None = None  # None: a key that is not str (json.dumps decides)
-        self.fragments: list[str] = []
-        self.joined: str | None = None
-        if all(isinstance(key, str) for key in dict.keys(collection)):
-            keys = sorted(dict.keys(collection))
-            self.position = {key: index for index, key in enumerate(keys)}
-            self.fragments = [_fragment(key, dict.__getitem__(collection, key)) for key in keys]
-
-    def text(self) -> str:
-        if self.joined is None:
-            self.joined = "{" + ", ".join(self.fragments) + "}"
-        return self.joined
-
-
-# id(pristine collection) -> its text; pristine DBs live for the whole process (tasks.cached_db).
-_PRISTINE: dict[int, _PristineText] = {}
-# change-set signature -> digest (see db_hash); bounded, a sweep needs about two per scenario.
-_DIGESTS: dict[tuple[Any, ...], str] = {}
-_MAX_DIGESTS = 4096
-
-
-def _pristine_text(collection: dict[str, Any]) -> _PristineText:
-    cached = _PRISTINE.get(id(collection))
-    if cached is None or cached.collection is not collection:
-        cached = _PristineText(collection)
-        _PRISTINE[id(collection)] = cached
-    return cached
-
-
-@dataclass(frozen=True)
-class _Changes:
-    """How one working collection differs from its pristine one: changed/added members, removed keys."""
-
-    base: _PristineText
-    changed: dict[str, str]
-    removed: tuple[str, ...]
-
-
-# One top-level member of a DB: (key, its changes) for a working collection, (key, text) otherwise.
-_Part = tuple[str, "_Changes | str"]
-
-
-def _plan(db: Any) -> list[_Part] | None:
+def _plan(db: Any) -> list[Part] | None:
     """The top-level members of a :func:`fresh_db` DB in sorted order, or None for any other value."""
     if not isinstance(db, dict) or not any(isinstance(v, CowDict) for v in dict.values(db)):
         return None
     if not all(isinstance(key, str) for key in dict.keys(db)):
         return None  # json.dumps sorts non-str keys after converting them: leave it to json.dumps
-    plan: list[_Part] = []
+    plan: list[Part] = []
     for key in sorted(dict.keys(db)):
         value = dict.__getitem__(db, key)
         if isinstance(value, CowDict):
@@ -127,38 +59,8 @@ def _plan(db: Any) -> list[_Part] | None:
                 return None
             plan.append((key, changes))
         else:
-            plan.append((key, _dumps(value)))
+            plan.append((key, dumps(value)))
     return plan
-
-
-def _signature(part: _Part) -> tuple[Any, ...]:
-    key, value = part
-    if isinstance(value, str):
-        return (key, value)
-    return (key, id(value.base), tuple(sorted(value.changed.items())), value.removed)
-
-
-def _assemble(plan: list[_Part]) -> str:
-    members = [
-        f"{json.dumps(key)}: {value if isinstance(value, str) else _collection_text(value)}" for key, value in plan
-    ]
-    return "{" + ", ".join(members) + "}"
-
-
-def _collection_text(changes: _Changes) -> str:
-    base = changes.base
-    if not changes.changed and not changes.removed:
-        return base.text()
-    position = base.position or {}  # never None here: _changes refused such a collection
-    if not changes.removed and all(key in position for key in changes.changed):
-        fragments = base.fragments.copy()
-        for key, fragment in changes.changed.items():
-            fragments[position[key]] = fragment
-    else:  # members added or removed: merge in sorted key order
-        gone = set(changes.removed)
-        keys = sorted([key for key in position if key not in gone] + [k for k in changes.changed if k not in position])
-        fragments = [changes.changed.get(key) or base.fragments[position[key]] for key in keys]
-    return "{" + ", ".join(fragments) + "}"
 
 
 class CowDict(dict):  # type: ignore[type-arg]
@@ -180,30 +82,30 @@ class CowDict(dict):  # type: ignore[type-arg]
         self._pristine = pristine
         self._owned: set[str] = set()
 
-    def _changes(self) -> _Changes | None:
+    def _changes(self) -> Changes | None:
         """What differs from the pristine collection (None: keys that are not all str)."""
         if not all(isinstance(key, str) for key in self._owned):
             return None
-        base = _pristine_text(self._pristine)
+        base = pristine_text(self._pristine)
         if base.position is None:
             return None
         position, fragments = base.position, base.fragments
         changed: dict[str, str] = {}
         added = 0
         for key in self._owned:
-            fragment = _fragment(key, dict.__getitem__(self, key))
+            text = fragment(key, dict.__getitem__(self, key))
             index = position.get(key)
             if index is None:
                 added += 1
-                changed[key] = fragment
-            elif fragments[index] != fragment:
-                changed[key] = fragment
+                changed[key] = text
+            elif fragments[index] != text:
+                changed[key] = text
         removed: tuple[str, ...] = ()
         if len(self) != len(position) + added:  # pristine members were deleted
             removed = tuple(sorted(key for key in position if not dict.__contains__(self, key)))
             if len(self) != len(position) + added - len(removed):
                 return None  # stored into behind our back: let json.dumps read the dict itself
-        return _Changes(base, changed, removed)
+        return Changes(base, changed, removed)
 
     def __getitem__(self, key: str) -> Any:
         value = dict.__getitem__(self, key)
@@ -299,11 +201,22 @@ def fresh_db(pristine: Any) -> Any:
         return copy_db(pristine)
     out: dict[str, Any] = {}
     for key, value in pristine.items():
-        if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
-            out[key] = CowDict(value)
-        else:
-            out[key] = copy_db(value)
+        out[key] = CowDict(value) if _is_collection(value) else copy_db(value)
     return out
+
+
+# id(pristine value) -> (the value, whether it is a collection of entities); a pristine DB never
+# changes, and scanning a 1,000-entity collection on every fresh_db cost ~0.2 ms.
+_COLLECTIONS: dict[int, tuple[Any, bool]] = {}
+
+
+def _is_collection(value: Any) -> bool:
+    if not isinstance(value, dict) or not value:
+        return False
+    cached = _COLLECTIONS.get(id(value))
+    if cached is None or cached[0] is not value:
+        cached = _COLLECTIONS[id(value)] = (value, all(isinstance(v, dict) for v in dict.values(value)))
+    return cached[1]
 
 
 def copy_db(db: Any) -> Any:
@@ -356,7 +269,7 @@ def _prune_equal(old: Any, new: Any, levels: int) -> tuple[Any, Any]:
     for key in dict.keys(old) | dict.keys(new):
         if key in old and key in new:
             a, b = dict.__getitem__(old, key), dict.__getitem__(new, key)
-            if a is b or _dumps(a) == _dumps(b):
+            if a is b or dumps(a) == dumps(b):
                 continue
             kept_old[key], kept_new[key] = _prune_equal(a, b, levels - 1)
         elif key in old:

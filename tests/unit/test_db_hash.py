@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from pytest_tau2.environment import canonical
 from pytest_tau2.environment.db import (
     CowDict,
     canonical_json,
@@ -304,6 +305,41 @@ def test_non_string_keys_in_a_working_collection_hash_like_json_dumps() -> None:
     working["tables"][2]["seats"] = 3
     working["rooms"]["a"]["size"] = 2
     assert db_hash(working) == reference_hash(working)
+
+
+def big_pristine() -> dict[str, Any]:
+    return {
+        "orders": {f"o{i:03}": {"total": i, "items": [i, i + 0.5], "note": "Zoë"} for i in range(200)},
+        "users": {f"u{i:02}": {"name": f"N{i}", "orders": [f"o{i:03}"]} for i in range(50)},
+        "version": 1,
+    }
+
+
+CHANGES: dict[str, Callable[[dict[str, Any]], None]] = {
+    "first entity": lambda db: db["orders"]["o000"].__setitem__("total", -1),
+    "middle entity": lambda db: db["orders"]["o117"]["items"].append(3),
+    "last entity of the first collection": lambda db: db["orders"]["o199"].__setitem__("total", 0.0),
+    "last entity of the DB": lambda db: db["users"]["u49"].__setitem__("name", "Z"),
+    "two collections": lambda db: (db["orders"]["o050"].clear(), db["users"]["u10"].clear()),
+    "several entities, one longer": lambda db: [db["orders"][f"o{i:03}"].__setitem__("x" * i, i) for i in (3, 90, 150)],
+    "removed entity": lambda db: db["orders"].__delitem__("o120"),
+    "added entity": lambda db: db["users"].__setitem__("u25b", {"name": "New"}),
+    "nothing (read only)": lambda db: db["orders"]["o010"],
+}
+
+
+@pytest.mark.parametrize("step", [1, 7, 4096, 10**7])
+@pytest.mark.parametrize("change", CHANGES.values(), ids=list(CHANGES))
+def test_hash_from_checkpoints_equals_json_dumps_wherever_the_change_is(
+    monkeypatch: pytest.MonkeyPatch, step: int, change: Callable[[dict[str, Any]], None]
+) -> None:
+    monkeypatch.setattr(canonical, "CHECKPOINT_BYTES", step)
+    original = big_pristine()  # a new pristine DB: its checkpoints are built with this step
+    working = fresh_db(original)
+    change(working)
+    assert db_hash(working) == reference_hash(working)
+    assert canonical_json(working) == json.dumps(working, sort_keys=True, default=str)
+    assert db_hash(fresh_db(original)) == reference_hash(original)
 
 
 # ---- peek: reading without a private copy --------------------------------------------------------------
