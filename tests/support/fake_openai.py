@@ -176,6 +176,9 @@ class _State:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # listen() backlog: socketserver's default of 5 drops the SYNs of a client that opens dozens of
+    # connections at once (high --tau2-concurrency), which then wait out TCP's 1-2-4-8-16 s retries.
+    request_queue_size = 1024
     # Hanging handler threads must not block stop(); they are daemons anyway.
     block_on_close = False
 
