@@ -51,10 +51,10 @@ class Tau2BaseScenario(Scenario):
 
     @property
     def root(self) -> Path:
-        root = getattr(self, "_root", None)
+        root: Path | None = getattr(self, "_root", None)
         if root is None:
             raise RuntimeError(f"{self.name}: the tau2 data root is not resolved yet (call data_root(settings))")
-        return Path(root)
+        return root  # a Path already (data_root sets it)
 
     def bind(self, settings: Any) -> Tau2BaseScenario:
         """Resolve the data root now (the runner does it on first use).
