@@ -21,6 +21,7 @@ import pytest
 
 from pytest_tau2 import workers
 from pytest_tau2.errors import SettingsError
+from pytest_tau2.gc_policy import freeze_collected
 from pytest_tau2.items import (
     CATALOG_KEY,
     PARAM,
@@ -371,13 +372,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     named = [(item, _scenario_name(item)) for item in session.items]
     catalog = session.config.stash[CATALOG_KEY]
     errors = signal_errors([n for _, n in named if n is not None], catalog.classes, catalog.settings)
-    if not errors:
-        return
     for item, name in named:
         if name in errors:
             report = pytest.CollectReport(item.nodeid, "failed", str(errors[name]), [])
             session.config.hook.pytest_collectreport(report=report)  # counted: the run stops before any item
     session.items[:] = [item for item, name in named if name not in errors]
+    if any(name is not None for _, name in named):
+        freeze_collected()  # items, classes, tasks live until the end: no full GC re-scans them (gc_policy.py)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

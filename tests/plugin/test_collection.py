@@ -183,6 +183,28 @@ def pytest_unconfigure(config):
 """
 
 
+RECORD_FREEZE = """
+import gc
+
+import restaurant_scenarios  # noqa: F401
+
+
+def pytest_unconfigure(config):
+    with open("frozen.txt", "w") as fh:
+        fh.write(str(gc.get_freeze_count()))
+"""
+
+
+def test_collected_scenarios_leave_the_garbage_collectors_reach_and_nothing_else_does(project: Project) -> None:
+    # gc_policy.freeze_collected: items, classes and tasks live until the end; full GC passes skip them.
+    project.restaurant().write("conftest.py", RECORD_FREEZE)
+    assert project.run("--collect-only", "-q", verbose=False).result.ret == pytest.ExitCode.OK
+    assert int((project.path / "frozen.txt").read_text()) > 1000
+    project.write("test_other.py", "def test_plain():\n    pass\n")
+    assert project.run("-q", "test_other.py", verbose=False).result.ret == pytest.ExitCode.OK
+    assert (project.path / "frozen.txt").read_text() == "0"  # a session without scenario items freezes nothing
+
+
 def test_the_banner_names_configured_models(project: Project) -> None:
     run = project.restaurant().run("--collect-only", *MODELS, verbose=False)
     run.result.stdout.fnmatch_lines(
