@@ -31,8 +31,9 @@ def write_json(path: Path, data: Any) -> None:
         raise
 
 
-def write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def write_text(path: Path, text: str, *, make_parent: bool = True) -> None:
+    if make_parent:
+        path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -70,7 +71,7 @@ def scenario_payload(
     texts["scenario_config/agent_prompt.txt"] = scenario.get_agent_prompt()
     texts["scenario_config/user_prompt.txt"] = scenario.get_user_prompt()
     texts["scenario_config/metadata.json"] = dumps(redact(metadata))
-    texts["scenario_config/tools.json"] = dumps(tool_schemas)
+    texts["scenario_config/tools.json"] = dumps_repeated(tool_schemas)
     if outcome.judge is not None:
         judge = {
             "model": outcome.judge.model,
@@ -84,7 +85,8 @@ def scenario_payload(
         for side, db in outcome.final_dbs.items():
             if db is not None:
                 texts["final_db.json" if side == "agent" else f"final_{side}_db.json"] = dumps(db)
-    safe_metrics = json.loads(dumps(redact(metrics)))
+    # Plain JSON values (what xdist can serialize); the indentation would not change them.
+    safe_metrics = json.loads(json.dumps(redact(metrics), default=str))
     return {"folder": folder, "metrics": safe_metrics, "files": texts}
 
 
@@ -93,9 +95,35 @@ def dumps(data: Any) -> str:
     return json.dumps(data, indent=2, default=str) + "\n"
 
 
+# compact JSON -> :func:`dumps` text, for values every scenario of a domain repeats (its tools)
+_REPEATED: dict[str, str] = {}
+
+
+def dumps_repeated(data: Any) -> str:
+    """:func:`dumps` of a value that many scenarios share, e.g. a domain's tool schemas.
+
+    Indented JSON is written by Python code in the json module (its C encoder does no
+    indentation): ~0.5 ms for retail's 16 KB of tool schemas, per scenario. The compact text,
+    made by the C encoder in a few microseconds, names the value exactly, so the indented text
+    is made once per distinct value.
+    """
+    compact = json.dumps(data, default=str)
+    text = _REPEATED.get(compact)
+    if text is None:
+        if len(_REPEATED) >= 64:
+            _REPEATED.clear()
+        text = _REPEATED[compact] = dumps(data)
+    return text
+
+
 def write_payload(results_dir: Path, payload: dict[str, Any]) -> None:
     """Write one scenario's files; metrics.json last, so its presence means the rest is there."""
     folder = results_dir / payload["folder"]
+    made: set[Path] = set()
     for relative, text in payload["files"].items():
-        write_text(folder / relative, text)
-    write_text(folder / "metrics.json", dumps(payload["metrics"]))
+        path = folder / relative
+        if path.parent not in made:  # one mkdir per folder, not per file
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        write_text(path, text, make_parent=False)
+    write_text(folder / "metrics.json", dumps(payload["metrics"]), make_parent=folder not in made)
