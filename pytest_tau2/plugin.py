@@ -438,17 +438,19 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     _keep_subtests_out_of_junit(session.config)
     settings = session.config.stash[SETTINGS_KEY]
     if (
-        participants.litellm_needed(settings)  # the OpenAI wire path alone never imports it
-        and settings.recording not in ("none", "once")  # a replay may never need litellm
+        participants.uses_llm(settings)
+        and settings.recording not in ("none", "once")  # a replay may never call a model
         and not session.config.option.collectonly
         and not _is_controller_of_workers(session.config)
     ):
         from pytest_tau2.llm.client import preload
 
-        # Import litellm once per process, before collection and the first test's clock. Not on a
-        # background thread: it then competes for the GIL with collection and the conversations
-        # that wait for it (c32 sweep 21.4 s vs 18.6 s this way, bench/results/llm_speed.md).
-        preload()
+        # Import the model client's libraries once per process, before collection and the first
+        # test's clock: litellm only when a model needs it (the OpenAI wire path alone never
+        # does), else the wire path's HTTP client. Not on a background thread: an import then
+        # competes for the GIL with collection and the conversations that wait for it (c32 sweep
+        # 21.4 s vs 18.6 s that way, bench/results/llm_speed.md).
+        preload(litellm=participants.litellm_needed(settings))
 
 
 def _keep_subtests_out_of_junit(config: pytest.Config) -> None:

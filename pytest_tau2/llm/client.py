@@ -163,13 +163,16 @@ def _litellm() -> ModuleType:
     return _litellm_module
 
 
-def preload() -> None:
-    """Import litellm now (it takes seconds) instead of inside the first call.
+def preload(*, litellm: bool = True) -> None:
+    """Import what the calls will need now (litellm takes seconds) instead of inside the first call.
 
-    Lets the plugin pay the import at session start rather than inflating the
-    first test's duration while blocking its event loop.
+    Lets the plugin pay the import at session start rather than inflating the first test's
+    duration while blocking its event loop. ``litellm=False``: only the OpenAI wire path's HTTP
+    client (for runs whose models all take that path).
     """
-    _litellm()
+    openai_wire.preload()
+    if litellm:
+        _litellm()
 
 
 async def aclose() -> None:
