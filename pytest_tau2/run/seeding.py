@@ -41,11 +41,24 @@ def load_db_paths(scenario: Scenario, state: dict[str, Any], side: str, root: Pa
         relative = state.pop(key)
         if not isinstance(relative, str):
             raise DataError(f"{key} must be a path (a string) under the data root {root}, got {relative!r}")
+        target = "db" if key == "db_path" else key[: -len("_path")]
+        state[target] = fresh_db(scenario.read_db(_db_file(root, relative, side, key), side))
+
+
+# (root, relative) -> the checked file: resolving symlinks and checking the file costs ~0.1 ms
+# of system calls, twice per scenario (gold replay and run), and the DB itself is parsed once
+# per process anyway (a failing check is not remembered: it raises every time).
+_DB_FILES: dict[tuple[Path, str], Path] = {}
+
+
+def _db_file(root: Path, relative: str, side: str, key: str) -> Path:
+    path = _DB_FILES.get((root, relative))
+    if path is None:
         path = data_path(root, relative)
         if not path.is_file():
             raise MissingDataFile(side, key, relative, path, root)
-        target = "db" if key == "db_path" else key[: -len("_path")]
-        state[target] = fresh_db(scenario.read_db(path, side))
+        _DB_FILES[(root, relative)] = path
+    return path
 
 
 def seed_states(
