@@ -22,18 +22,20 @@ _frozen = False
 
 
 def freeze_collected() -> bool:
-    """Collect garbage, then freeze everything alive; once per process. True if it froze now.
+    """Collect the young generations, then freeze everything alive; once per process.
 
-    Called when a session has collected scenario items. The collection first runs the
-    finalizers of what is already garbage (pytest still reports an unraisable exception from
-    them), so only live objects are frozen. Once per process because a process that runs
-    several sessions in turn (pytest's ``pytester`` in-process runs) would otherwise freeze
-    each finished session's cycles for good: the first freeze is bounded, later ones would grow.
+    Called when a session has collected scenario items; True if it froze now. The young
+    collection frees what collection just dropped (and runs its finalizers, so pytest still
+    reports an unraisable exception from them) for ~0.2 ms; a full one would cost ~90 ms at
+    this point and find only a few dozen more unreachable objects (65 after collecting the 2,285
+    telecom items, measured), which are frozen with the rest instead. Once per process because
+    a process that runs several sessions in turn (pytest's ``pytester`` in-process runs) would
+    otherwise freeze each finished session's cycles for good: the first freeze is bounded.
     """
     global _frozen
     if _frozen:
         return False
     _frozen = True
-    gc.collect()
+    gc.collect(1)
     gc.freeze()
     return True
