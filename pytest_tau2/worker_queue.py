@@ -10,8 +10,10 @@ prefetcher work there:
   here (the worker that receives them runs them again, so no verdict depends on the cancelled
   run);
 - on the controller, :func:`make_scheduler` (``--dist load``, xdist's default with ``-n``) keeps
-  up to N + 1 items queued per worker (the running item plus N upcoming), fairly shared while
-  items remain. xdist's own load scheduler tops a worker up only when its queue runs low, and not
+  up to 2N + 1 items queued per worker (the running item plus 2N upcoming), fairly shared while
+  items remain. Items report in order, so a long conversation at the head of the queue holds
+  back the top-up while the N behind it finish; the second N keeps the worker N deep meanwhile.
+  xdist's own load scheduler tops a worker up only when its queue runs low, and not
   at all while tests take over 0.1 s, which would leave a worker 1-2 conversations deep.
 
 Both read xdist internals that are stable across its 3.x releases (the queue, its lock, the
@@ -75,7 +77,7 @@ def pending_source(
 
 
 def make_scheduler(config: pytest.Config, log: Any, concurrency: int) -> Any | None:
-    """A load scheduler that keeps ``concurrency`` + 1 items queued per worker, or None (xdist's
+    """A load scheduler that keeps 2 x ``concurrency`` + 1 items queued per worker, or None (xdist's
     own) when the run does not use ``--dist load`` or xdist's scheduler cannot be extended."""
     if concurrency <= 1 or getattr(config.option, "dist", "load") != "load":
         return None
@@ -85,7 +87,7 @@ def make_scheduler(config: pytest.Config, log: Any, concurrency: int) -> Any | N
         return None
 
     class DeepLoadScheduling(LoadScheduling):  # type: ignore[misc]
-        """xdist's load scheduling, with each worker's queue kept ``concurrency`` + 1 deep."""
+        """xdist's load scheduling, with each worker's queue kept 2 x ``concurrency`` + 1 deep."""
 
         def schedule(self) -> None:
             super().schedule()
@@ -101,7 +103,7 @@ def make_scheduler(config: pytest.Config, log: Any, concurrency: int) -> Any | N
                 return
             remaining = len(self.pending) + sum(len(p) for p in self.node2pending.values())
             fair = max(2, math.ceil(remaining / max(1, len(self.node2pending))))
-            missing = min(concurrency + 1, fair) - len(self.node2pending[node])
+            missing = min(2 * concurrency + 1, fair) - len(self.node2pending[node])
             if missing > 0:
                 self._send_tests(node, missing)
 
