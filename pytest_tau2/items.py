@@ -13,9 +13,10 @@ PYTEST_DONT_REWRITE: plugin.py imports this module before pytest registers it as
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
 import json
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -302,7 +303,9 @@ def _resumed(node: pytest.Item, saved: dict[str, Any]) -> SavedResult:
     return SavedResult(metrics)
 
 
-def test_scenario(tau2_outcome: ScenarioOutcome | SavedResult, subtests: Any, tau2_settings: Settings) -> None:
+def test_scenario(
+    tau2_outcome: ScenarioOutcome | SavedResult, subtests: Any, tau2_settings: Settings, pytestconfig: pytest.Config
+) -> None:
     """One evaluation scenario; each check is a sub-result."""
     if isinstance(tau2_outcome, SavedResult):
         m = tau2_outcome.metrics
@@ -318,12 +321,13 @@ def test_scenario(tau2_outcome: ScenarioOutcome | SavedResult, subtests: Any, ta
         breakdown = outcome.verdict.breakdown()
     # Excluded signals are saved in metrics.json, never gate: only the gating checks are sub-results.
     gated = [SubResult(check_id, passed, message) for check_id, signal, passed, message in checks if signal in gating]
-    for result in gated:
-        with subtests.test(msg=result.id):
-            if result.passed is None:
-                pytest.skip(result.message or f"{result.id}: not applicable")
-            if not result.passed:
-                pytest.fail(result.message or f"{result.id} failed", pytrace=False)
+    with _subtests_without_capture(pytestconfig):
+        for result in gated:
+            with subtests.test(msg=result.id):
+                if result.passed is None:
+                    pytest.skip(result.message or f"{result.id}: not applicable")
+                if not result.passed:
+                    pytest.fail(result.message or f"{result.id} failed", pytrace=False)
     stall = f"stalled: {turns} agent turns, fewer than --tau2-min-agent-turns {tau2_settings.min_agent_turns}"
     if any(result.passed is False for result in gated):
         # The item fails on its own, naming every sub-result: JUnit XML shows this testcase, not
@@ -335,6 +339,25 @@ def test_scenario(tau2_outcome: ScenarioOutcome | SavedResult, subtests: Any, ta
         pytest.skip("no applicable success signal: " + ", ".join(breakdown["not_applicable"]))
     if verdict is not True and not breakdown["failed"]:
         pytest.fail(f"is_successful is {verdict!r} (scenario's compute_is_successful)", pytrace=False)
+
+
+@contextlib.contextmanager
+def _subtests_without_capture(config: pytest.Config) -> Iterator[None]:
+    """Sub-results that capture no output of their own (the test's capture still runs).
+
+    With ``--capture=fd`` (the default) pytest's subtests open two temporary files per
+    sub-result to capture what its block prints; a check's block prints nothing (it only
+    skips or fails), and those files cost ~0.3 ms per sub-result, ~0.8 ms per retail scenario
+    (more on slow file systems). Subtests read the option as each one starts, so it is
+    switched off around the checks and restored after.
+    """
+    option = config.option
+    saved = getattr(option, "capture", None)
+    option.capture = "no"
+    try:
+        yield
+    finally:
+        option.capture = saved
 
 
 def _scenario_name(item: pytest.Item) -> str | None:

@@ -1,0 +1,46 @@
+"""Sub-results capture no output of their own (pytest's subtests would open two temporary files
+per sub-result), and the run's capture setting is untouched around them."""
+
+from __future__ import annotations
+
+from tests.plugin.conftest import Project
+
+LAB = """
+@register_eval_scenario
+class Right(LabBase):
+    name = "lab__right"
+    success_signals = (SuccessSignal.ACTION_MATCH, SuccessSignal.NL_ASSERTION, SuccessSignal.CLEAN_EXIT)
+    nl_assertions = ["The agent confirms the new value."]  # no judge: an N/A sub-result
+    agent_script = RIGHT_VALUE
+
+@register_eval_scenario
+class Wrong(LabBase):
+    name = "lab__wrong"
+    agent_script = WRONG_VALUE
+"""
+
+PROBE = """
+def pytest_sessionfinish(session):
+    (session.config.rootpath / "capture-at-end.txt").write_text(str(session.config.option.capture))
+"""
+
+LATER_TEST = """
+def test_a_later_test_still_has_its_output_captured():
+    print("printed-by-a-later-test")
+    assert False
+"""
+
+
+def test_sub_results_are_reported_and_the_capture_option_is_restored(project: Project) -> None:
+    project.lab(LAB)
+    project.write("capture_probe.py", PROBE)
+    project.write("test_later.py", LATER_TEST)
+    run = project.run("-p", "capture_probe")
+    out = run.stdout.replace("SUBPASSED [", "SUBPASSED[").replace("SUBFAILED [", "SUBFAILED[")
+    out = out.replace("SUBSKIPPED [", "SUBSKIPPED[")
+    assert "SUBPASSED[action_match]" in out
+    assert "SUBSKIPPED[nl_assertion[0]]" in out
+    assert "SUBFAILED[action_match]" in out
+    assert run.items() == {"lab__right": "PASSED", "lab__wrong": "FAILED"}
+    assert "printed-by-a-later-test" in out.split("Captured stdout call")[1]
+    assert (project.path / "capture-at-end.txt").read_text() == "fd"
