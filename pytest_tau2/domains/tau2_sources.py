@@ -2,7 +2,11 @@
 
 Collection reads only ``split_tasks.json`` (a few KB for retail and airline) after verifying
 the domain's files against the pinned manifest once per process; ``tasks.json`` is parsed
-the first time a scenario actually runs.
+the first time a scenario actually runs. On pinned data the sources vouch for their classes'
+success signals (``scenario.base.SIGNALS_VOUCHED_FOR``), so collection does not resolve them:
+the domain bases' properties return signal tuples by construction and read only the task,
+and at the pin every task id of every split is in ``tasks.json`` (tests/unit/test_tau2_registry.py).
+On unpinned data (``--tau2-allow-unpinned-data``) collection resolves them as for any class.
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from pytest_tau2.domains.tau2_common.base import Tau2BaseScenario
-from pytest_tau2.domains.tau2_common.tasks import load_split_ids, tau2_data_root
+from pytest_tau2.domains.tau2_common.tasks import load_split_ids, tau2_pin
+from pytest_tau2.scenario.base import SIGNALS_VOUCHED_FOR
 from pytest_tau2.scenario.registry import register_scenario_source
 
 _GENERATED: dict[tuple[str, str, str], list[type[Tau2BaseScenario]]] = {}
@@ -25,10 +30,21 @@ def slug(task_id: str) -> str:
 
 
 def generate(
-    base: type[Tau2BaseScenario], domain: str, settings: Any, *, split: str = "base", extra_split: str | None = None
+    base: type[Tau2BaseScenario],
+    domain: str,
+    settings: Any,
+    *,
+    split: str = "base",
+    extra_split: str | None = None,
+    vouch_signals: bool = False,
 ) -> list[type[Tau2BaseScenario]]:
-    """One subclass of ``base`` per task id of ``split`` (cached per data root)."""
-    root = tau2_data_root(settings, base.tau2_domain)
+    """One subclass of ``base`` per task id of ``split`` (cached per data root).
+
+    ``vouch_signals``: ``base``'s success signals resolve for every task of the pinned data, so
+    on pinned data the classes carry ``SIGNALS_VOUCHED_FOR`` (the built-in bases; see above).
+    """
+    pin = tau2_pin(settings, base.tau2_domain)
+    root = pin.root
     key = (domain, str(root), split)
     if key in _GENERATED:
         return _GENERATED[key]
@@ -47,7 +63,10 @@ def generate(
         tags = tuple(f"tau2_split_{s}" for s, ids in membership.items() if task_id in ids)
         if extra_split and task_id not in base_ids:
             tags += (extra_split,)
-        attrs = {"name": f"{domain}__{name_part}", "tau2_id": task_id, "tags": tags, "__module__": base.__module__}
+        attrs: dict[str, Any] = {"name": f"{domain}__{name_part}", "tau2_id": task_id, "tags": tags}
+        attrs["__module__"] = base.__module__
+        if vouch_signals and pin.pinned:
+            attrs[SIGNALS_VOUCHED_FOR] = True
         classes.append(type(f"{base.__name__.replace('Base', '')}_{name_part}", (base,), attrs))
     _GENERATED[key] = classes
     return classes
@@ -55,7 +74,7 @@ def generate(
 
 def _source(loader: Callable[[], type[Tau2BaseScenario]], domain: str) -> Callable[[Any], Iterable[type[Any]]]:
     def source(settings: Any) -> Iterable[type[Any]]:
-        return generate(loader(), domain, settings)
+        return generate(loader(), domain, settings, vouch_signals=True)
 
     return source
 
@@ -76,7 +95,8 @@ def _telecom_source(settings: Any) -> Iterable[type[Any]]:
     from pytest_tau2.domains.tau2_telecom.scenario import Tau2TelecomBaseScenario
 
     split = "full" if getattr(settings, "telecom_tasks", "base") == "full" else "base"
-    return generate(Tau2TelecomBaseScenario, "tau2_telecom", settings, split=split, extra_split="tau2_telecom_full")
+    base, extra = Tau2TelecomBaseScenario, "tau2_telecom_full"
+    return generate(base, "tau2_telecom", settings, split=split, extra_split=extra, vouch_signals=True)
 
 
 register_scenario_source("tau2_retail", _source(_retail, "tau2_retail"))

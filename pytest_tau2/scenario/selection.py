@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_tau2.errors import DataError, ScenarioDefinitionError
-from pytest_tau2.scenario.base import Scenario, check_success_signals
+from pytest_tau2.scenario.base import Scenario, check_success_signals, signals_vouched_for
 
 __all__ = [
     "UNAVAILABLE",
@@ -86,7 +86,9 @@ def signal_errors(
     """For each selected scenario name whose success signals do not resolve to a valid value: the error.
 
     Each class is checked once (trial items share it). A data problem met while resolving is left
-    to the item, which reports it without a traceback.
+    to the item, which reports it without a traceback. A class whose source vouched for its
+    signals (``scenario.base.SIGNALS_VOUCHED_FOR``: the tau2 ports on checksum-verified data) is
+    not resolved: that would parse its domain's tasks.json here, for nothing.
     """
     errors: dict[str, ScenarioDefinitionError] = {}
     checked: dict[type[Scenario], ScenarioDefinitionError | None] = {}
@@ -103,6 +105,8 @@ def signal_errors(
 
 
 def _check(cls: type[Scenario], settings: Any) -> ScenarioDefinitionError | None:
+    if signals_vouched_for(cls):
+        return None
     try:
         scenario = cls().bind(settings)
     except DataError:

@@ -8,13 +8,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
 import pytest_tau2.domains.tau2_sources as tau2_sources
+from pytest_tau2.data.manifest import DOMAIN_FILES
 from pytest_tau2.domains.tau2_common.base import Tau2BaseScenario
+from pytest_tau2.scenario.base import check_success_signals, signals_vouched_for
 from pytest_tau2.scenario.registry import all_scenarios
+from pytest_tau2.scenario.selection import signal_errors
 from pytest_tau2.settings import Settings
 
 DATA_DIR = Path(os.environ.get("TAU2_DATA_DIR", "/work/shared/tau2-data"))
@@ -136,3 +140,36 @@ def test_generated_classes_subclass_their_domain_base(base: dict[str, type]) -> 
         ("tau2_telecom", Tau2TelecomBaseScenario),
     ):
         assert all(issubclass(cls, parent) for cls in _of_domain(base, domain).values())
+
+
+def test_on_pinned_data_the_sources_vouch_for_signals_that_do_resolve(tmp_path: Path, full: dict[str, type]) -> None:
+    """What collection no longer resolves per run (it parsed tasks.json for it) is resolved here, once."""
+    settings = _settings(tmp_path, telecom_tasks="full")
+    tau2 = {name: cls for name, cls in full.items() if name.startswith("tau2_")}
+    assert len(tau2) == 114 + 50 + 2285
+    for name, cls in tau2.items():
+        assert signals_vouched_for(cls), name
+        check_success_signals(cls().bind(settings))  # raises ScenarioDefinitionError naming the class otherwise
+    assert signal_errors(list(tau2), tau2, settings) == {}
+    assert not signals_vouched_for(type("Sub", (tau2["tau2_retail__1"],), {"name": "tau2_retail__sub"}))
+
+
+def test_on_unpinned_data_collection_resolves_signals_and_names_a_missing_task(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    for relative in DOMAIN_FILES["retail"]:
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(DATA_DIR / relative, root / relative)
+    tasks_file = root / "tau2" / "domains" / "retail" / "tasks.json"
+    tasks_file.write_text(json.dumps([t for t in json.loads(tasks_file.read_text("utf-8")) if t["id"] != "7"]))
+    settings = Settings(data_dir=str(root), results_dir=str(tmp_path / "out"), allow_unpinned_data=True)
+    classes = {cls.name: cls for cls in tau2_sources.generate(_retail_base(), "tau2_retail", settings)}
+    assert not any(signals_vouched_for(cls) for cls in classes.values())
+    errors = signal_errors(list(classes), classes, settings)
+    assert list(errors) == ["tau2_retail__7"]
+    assert "no task with id '7' in the retail tasks.json" in str(errors["tau2_retail__7"])
+
+
+def _retail_base() -> type[Tau2BaseScenario]:
+    from pytest_tau2.domains.tau2_retail.scenario import Tau2RetailBaseScenario
+
+    return Tau2RetailBaseScenario
