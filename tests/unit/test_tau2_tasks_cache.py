@@ -1,4 +1,5 @@
-"""``tau2_pin``: verified once per configured root, domain and allow_unpinned; failures not remembered."""
+"""``tau2_common.tasks``: ``tau2_pin`` verifies once per configured root, domain and allow_unpinned
+(failures not remembered); ``load_tasks`` parses once and freezes the result like the DBs."""
 
 from __future__ import annotations
 
@@ -66,3 +67,16 @@ def test_the_root_comes_from_the_environment_when_no_option_names_one(
     monkeypatch.setenv("TAU2_DATA_DIR", str(tmp_path / "ok-env2"))
     assert tasks.tau2_data_root(Settings(), "airline") == tmp_path / "ok-env2"  # a new root is verified anew
     assert [call[0] for call in verify_calls] == [tmp_path / "ok-env", tmp_path / "ok-env2"]
+
+
+def test_load_tasks_parses_once_and_freezes_the_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "tau2" / "domains" / "lab"
+    folder.mkdir(parents=True)
+    (folder / "tasks.json").write_text('[{"id": 1, "x": [1]}, {"id": "b"}]', "utf-8")
+    calls: list[str] = []
+    monkeypatch.setattr(tasks.gc, "collect", lambda *a: calls.append("collect") or 0)
+    monkeypatch.setattr(tasks.gc, "freeze", lambda: calls.append("freeze"))
+    first = tasks.load_tasks(tmp_path, "lab")
+    assert first == {"1": {"id": 1, "x": [1]}, "b": {"id": "b"}}
+    assert tasks.load_tasks(tmp_path, "lab") is first
+    assert calls == ["collect", "freeze"]
