@@ -23,8 +23,7 @@ def write_json(path: Path, data: Any) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, default=str)
-            fh.write("\n")
+            fh.write(dumps(data))  # one write: json.dump writes every token on its own (60k for all_metrics)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

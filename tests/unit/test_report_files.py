@@ -64,3 +64,9 @@ def test_write_payload_overwrites_an_earlier_result(tmp_path: Path) -> None:
     files.write_payload(tmp_path, second)
     assert (tmp_path / "s" / "transcript.json").read_text() == "two\n"
     assert json.loads((tmp_path / "s" / "metrics.json").read_text()) == {"run": 2}
+
+
+def test_write_json_writes_indented_json_with_a_final_newline(tmp_path: Path) -> None:
+    data = {"scenarios": [{"a": 1, "when": dt.date(2025, 2, 25)}], "errors_without_result": []}
+    files.write_json(tmp_path / "sub" / "all_metrics.json", data)
+    assert (tmp_path / "sub" / "all_metrics.json").read_text() == json.dumps(data, indent=2, default=str) + "\n"
