@@ -60,11 +60,13 @@ class PristineText:
     def blob(self) -> bytes:
         """The collection's canonical bytes: ``{`` fragments joined by ``, `` ``}``."""
         if self._blob is None:
-            self._blob = ("{" + ", ".join(self.fragments) + "}").encode()
-            at = 1  # after "{"; each fragment is followed by ", "
+            starts, at = [], 1  # after "{"; each fragment is followed by ", "
             for text in self.fragments:
-                self._starts.append(at)
+                starts.append(at)
                 at += len(text) + 2
+            # Offsets first: a thread that sees the blob also sees its offsets.
+            self._starts = starts
+            self._blob = ("{" + ", ".join(self.fragments) + "}").encode()
         return self._blob
 
     def starts(self) -> list[int]:

@@ -342,6 +342,21 @@ def test_hash_from_checkpoints_equals_json_dumps_wherever_the_change_is(
     assert db_hash(fresh_db(original)) == reference_hash(original)
 
 
+def test_threads_hashing_working_copies_of_one_new_pristine_db_agree() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    original = big_pristine()  # caches are built by whichever thread comes first
+
+    def changed_hash(index: int) -> tuple[str, str]:
+        working = fresh_db(original)
+        working["orders"][f"o{index:03}"]["total"] = -index
+        return db_hash(working), reference_hash(working)
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(changed_hash, range(0, 200, 5)))
+    assert all(ours == reference for ours, reference in results)
+
+
 # ---- peek: reading without a private copy --------------------------------------------------------------
 
 
