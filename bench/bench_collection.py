@@ -2,11 +2,12 @@
 ours side by side with another commit.
 
 Both trees are ``git archive`` checkouts (``--ours``, default HEAD, and ``--baseline``) in a
-temporary folder, each with the ``pytest_tau2.egg-info`` that ``pip install -e .`` leaves in a
-clone: pytest finds the plugin's distribution through it and marks the whole ``pytest_tau2``
-package for assertion rewriting, as it does in this repository and in CI (``python -m pytest``
-from the clone puts the clone on ``sys.path``). Runs alternate between the trees; medians of
-``--runs``.
+temporary folder; with ``--without C1,C2`` the baseline is ours with those commits' changes
+reversed, which isolates them from other work committed in between. Each tree gets the
+``pytest_tau2.egg-info`` that ``pip install -e .`` leaves in a clone: pytest finds the plugin's
+distribution through it and marks the whole ``pytest_tau2`` package for assertion rewriting, as
+it does in this repository and in CI (``python -m pytest`` from the clone puts the clone on
+``sys.path``). Runs alternate between the trees; medians of ``--runs``.
 
 Two byte-code states, because they cost very differently:
 
@@ -24,7 +25,7 @@ of them pytest rewrote; and a digest of every item's node id and marker names, w
 equal for both trees (same items, ids and markers).
 
 Usage:
-    python bench/bench_collection.py --baseline <commit> [--ours HEAD] [--runs 7]
+    python bench/bench_collection.py (--baseline <commit> | --without <commit>,...) [--ours HEAD] [--runs 7]
         [--modes cold,warm] [--pytest-args="-p no:hypothesispytest"] [--out bench/results/collection]
 Needs TAU2_DATA_DIR (defaults to ../shared/tau2-data when it exists).
 """
@@ -41,6 +42,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -50,7 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ARGS = ["--tau2-telecom-tasks", "full", "--collect-only", "-q", "-p", "no:cacheprovider"]
 
 # Loaded with -p into the measured pytest process; writes its figures to $BENCH_COLLECTION_OUT.
-PROBE = '''
+PROBE = """
 import hashlib, json, os, sys, time
 import pytest
 _T = {}
@@ -76,7 +78,7 @@ def pytest_unconfigure(config):
     _T["rewritten"] = sum(isinstance(getattr(m.__spec__, "loader", None), AssertionRewritingHook) for m in ours)
     with open(os.environ["BENCH_COLLECTION_OUT"], "w") as out:
         json.dump(_T, out)
-'''
+"""
 
 
 def checkout(rev: str, into: Path) -> Path:
@@ -92,6 +94,13 @@ def checkout(rev: str, into: Path) -> Path:
     (egg / "SOURCES.txt").write_text("\n".join(sources) + "\n")
     (egg / "top_level.txt").write_text("pytest_tau2\n")
     return into
+
+
+def reverse(tree: Path, commits: list[str]) -> None:
+    """Undo ``commits`` (newest first) in ``tree``: each one's diff applied in reverse."""
+    for commit in reversed(commits):
+        diff = subprocess.run(["git", "-C", str(ROOT), "diff", f"{commit}^", commit], check=True, capture_output=True)
+        subprocess.run(["patch", "-R", "-p1", "-s", "-d", str(tree)], input=diff.stdout, check=True)
 
 
 def clear_bytecode(tree: Path) -> None:
@@ -116,7 +125,9 @@ def run_once(tree: Path, mode: str, probe_dir: Path, prefix: Path, extra: list[s
         done = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
         wall = time.time() - start
         if done.returncode != 0 or not out.exists():
-            raise SystemExit(f"{tree}: {shlex.join(cmd)} exited {done.returncode}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+            raise SystemExit(
+                f"{tree}: {shlex.join(cmd)} exited {done.returncode}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+            )
         probe = json.loads(out.read_text())
     last = (done.stdout.strip().splitlines() or [""])[-1]
     found = re.search(r"in ([0-9.]+)s", last)
@@ -131,6 +142,16 @@ def run_once(tree: Path, mode: str, probe_dir: Path, prefix: Path, extra: list[s
         "rewritten": probe["rewritten"],
         "line": last,
     }
+
+
+def hypothesis_cache() -> int | None:
+    """Rewritten byte-code files of hypothesis cached in site-packages (None: not installed).
+
+    Its pytest plugin imports hypothesis in every terminal summary; pytest rewrites the whole
+    package (74 modules), so without this cache each run here pays ~0.8 s for it.
+    """
+    folder = Path(sysconfig.get_paths()["purelib"]) / "hypothesis"
+    return len(list(folder.rglob("*-pytest-*.pyc"))) if folder.is_dir() else None
 
 
 def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -161,28 +182,40 @@ def to_markdown(result: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--baseline", required=True, help="commit to compare with (e.g. the one before a change)")
+    parser.add_argument("--baseline", help="commit to compare with (e.g. the one before a change)")
+    parser.add_argument("--without", help="baseline = ours without these commits (comma-separated, oldest first)")
     parser.add_argument("--ours", default="HEAD")
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--modes", default="cold,warm")
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments, e.g. '-p no:hypothesispytest'")
     parser.add_argument("--out", type=Path, help="write <out>.json and <out>.md")
     opts = parser.parse_args()
+    if bool(opts.baseline) == bool(opts.without):
+        parser.error("give exactly one of --baseline and --without")
+    without = [c for c in (opts.without or "").split(",") if c]
     if not os.environ.get("TAU2_DATA_DIR") and (ROOT.parent / "shared" / "tau2-data").is_dir():
         os.environ["TAU2_DATA_DIR"] = str(ROOT.parent / "shared" / "tau2-data")
     extra = shlex.split(opts.pytest_args)
     modes = [m for m in opts.modes.split(",") if m]
-    revs = {
-        name: subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", rev], capture_output=True, text=True)
-        .stdout.strip()
-        for name, rev in (("ours", opts.ours), ("baseline", opts.baseline))
-    }
+
+    def short(rev: str) -> str:
+        done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", rev], capture_output=True, text=True)
+        return done.stdout.strip()
+
+    revs = {"ours": short(opts.ours)}
+    revs["baseline"] = (
+        short(opts.baseline) if opts.baseline else f"{revs['ours']} without {','.join(map(short, without))}"
+    )
     with tempfile.TemporaryDirectory(prefix="bench-collection-") as tmp:
         base = Path(tmp)
         probe_dir = base / "probe"
         probe_dir.mkdir()
         (probe_dir / "bench_collection_probe.py").write_text(PROBE)
-        trees = {name: checkout(rev, base / name) for name, rev in (("ours", opts.ours), ("baseline", opts.baseline))}
+        trees = {
+            "ours": checkout(opts.ours, base / "ours"),
+            "baseline": checkout(opts.baseline or opts.ours, base / "baseline"),
+        }
+        reverse(trees["baseline"], without)
         prefixes = {name: base / f"pycache-{name}" for name in trees}
         runs: dict[str, dict[str, list[dict[str, Any]]]] = {m: {name: [] for name in trees} for m in modes}
         for mode in modes:
@@ -202,6 +235,7 @@ def main() -> None:
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "date": time.strftime("%Y-%m-%d %H:%M"),
+        "hypothesis_rewrites_cached": hypothesis_cache(),
         "medians": {mode: {name: summarize(r) for name, r in trees_runs.items()} for mode, trees_runs in runs.items()},
         "raw": runs,
     }
