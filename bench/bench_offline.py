@@ -12,7 +12,12 @@ Every run also records its CPU seconds (user + system of the whole process tree)
 run (start-up: interpreter, plugin, collection) and the ``-n 1`` sweep, the two trees
 alternating in every repeat; CPU per scenario = (sweep CPU - collect CPU) / scenarios.
 
+``--collect-rows --baseline DIR`` measures only the four collect-only rows, both trees
+alternating (bench/results/offline_collect; bench/bench_collection.py has the telecom full
+collection in detail).
+
 Usage:  python bench/bench_offline.py [--repeats 3] [--out bench/results/offline]
+        python bench/bench_offline.py --collect-rows --baseline DIR [--repeats 5]
         python bench/bench_offline.py --baseline DIR [--domains tau2_retail] [--repeats 5]
             [--out bench/results/offline_cpu]
 Needs TAU2_DATA_DIR (defaults to ../shared/tau2-data when it exists).
@@ -115,6 +120,47 @@ def compare(baseline: Path, domains: list[str], repeats: int) -> list[dict[str, 
     return rows
 
 
+COLLECT_ROWS = [
+    *((f"collect {d}", ["--collect-only", "-k", d]) for d in ("tau2_retail", "tau2_airline", "tau2_telecom")),
+    ("collect telecom full (2,285)", ["--collect-only", "-k", "tau2_telecom", "--tau2-telecom-tasks", "full"]),
+]
+
+
+def compare_collect_rows(baseline: Path, repeats: int, out: Path) -> None:
+    """The collect-only rows for ours and the baseline, trees alternating in every repeat."""
+    trees = {"ours": ROOT, "baseline": baseline}
+    runs: dict[tuple[str, str], list[tuple[float, float, float, str]]] = {}
+    for _ in range(repeats):
+        for what, args in COLLECT_ROWS:
+            for name, tree in trees.items():
+                runs.setdefault((what, name), []).append(run_pytest(args, tree))
+    rows = [
+        {"what": what, **{name: summarize(args, runs[(what, name)]) for name in trees}} for what, args in COLLECT_ROWS
+    ]
+    meta = {**machine(), "repeats": repeats, "baseline": str(baseline), "command": f"python bench/bench_offline.py "
+            f"--collect-rows --baseline {baseline} --repeats {repeats}"}  # fmt: skip
+    out.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
+    lines = [
+        "# Collect-only rows, side by side",
+        "",
+        f"`{meta['command']}` on {meta['cpus']} CPUs, Python {meta['python']}, {meta['date']}. Wall, CPU and",
+        "peak RSS of the whole `python -m pytest` process; trees alternate in every repeat; medians.",
+        "",
+        "| what | baseline wall / CPU (s) | ours wall / CPU (s) | peak RSS baseline / ours (MB) | ours: result |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for row in rows:
+        b, o = row["baseline"], row["ours"]
+        assert isinstance(b, dict) and isinstance(o, dict)
+        lines.append(
+            f"| {row['what']} | {b['wall_s_median']} / {b['cpu_s_median']} "
+            f"| {o['wall_s_median']} / {o['cpu_s_median']} "
+            f"| {b['peak_rss_mb_median']} / {o['peak_rss_mb_median']} | {o['result']} |"
+        )
+    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 def write_comparison(out: Path, baseline: Path, rows: list[dict[str, object]], meta: dict[str, object]) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
@@ -157,10 +203,18 @@ def main() -> int:
     parser.add_argument("--out", default=None, help="output path without suffix")
     parser.add_argument("--baseline", type=Path, default=None, help="another checkout to compare with")
     parser.add_argument("--domains", nargs="+", default=["tau2_retail"], help="with --baseline")
+    parser.add_argument("--collect-rows", action="store_true", help="with --baseline: only the collect-only rows")
     args = parser.parse_args()
     shared = ROOT.parent / "shared" / "tau2-data"
     if not os.environ.get("TAU2_DATA_DIR") and shared.is_dir():
         os.environ["TAU2_DATA_DIR"] = str(shared)
+    if args.collect_rows:
+        if args.baseline is None:
+            parser.error("--collect-rows needs --baseline DIR")
+        compare_collect_rows(
+            args.baseline.resolve(), args.repeats, Path(args.out or ROOT / "bench/results/offline_collect")
+        )
+        return 0
     if args.baseline is not None:
         baseline = args.baseline.resolve()
         rows = compare(baseline, args.domains, args.repeats)
