@@ -377,7 +377,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             report = pytest.CollectReport(item.nodeid, "failed", str(errors[name]), [])
             session.config.hook.pytest_collectreport(report=report)  # counted: the run stops before any item
     session.items[:] = [item for item, name in named if name not in errors]
-    if any(name is not None for _, name in named):
+    if catalog.classes:  # scenario items were collected (deselected ones live on in the terminal's stats)
         freeze_collected()  # items, classes, tasks live until the end: no full GC re-scans them (gc_policy.py)
 
 

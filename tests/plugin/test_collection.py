@@ -200,6 +200,8 @@ def test_collected_scenarios_leave_the_garbage_collectors_reach_and_nothing_else
     project.restaurant().write("conftest.py", RECORD_FREEZE)
     assert project.run("--collect-only", "-q", verbose=False).result.ret == pytest.ExitCode.OK
     assert int((project.path / "frozen.txt").read_text()) > 1000
+    assert project.run("--collect-only", "-q", "-k", "no_such_scenario", verbose=False).result.ret == 5
+    assert int((project.path / "frozen.txt").read_text()) > 1000  # deselected items live on in the stats too
     project.write("test_other.py", "def test_plain():\n    pass\n")
     assert project.run("-q", "test_other.py", verbose=False).result.ret == pytest.ExitCode.OK
     assert (project.path / "frozen.txt").read_text() == "0"  # a session without scenario items freezes nothing
