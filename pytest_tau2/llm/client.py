@@ -341,15 +341,7 @@ async def _call_once(litellm: ModuleType, kwargs: dict[str, Any]) -> Any:
         return await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=timeout * 1.5 + 1.0)
 
 
-_CALLBACK_LISTS = (
-    "callbacks",
-    "input_callback",
-    "success_callback",
-    "_async_success_callback",
-    "failure_callback",
-    "_async_failure_callback",
-    "service_callback",
-)
+_CALLBACK_LISTS = openai_wire.CALLBACK_LISTS
 
 
 def _without_success_logging(litellm: ModuleType) -> AbstractContextManager[object]:

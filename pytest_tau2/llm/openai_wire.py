@@ -61,13 +61,7 @@ _REWRITTEN_FAMILIES = re.compile(
 )
 _MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
-# Global litellm settings that change where or how litellm calls (set by a conftest, say).
-_LITELLM_GLOBALS = (
-    "api_base",
-    "api_key",
-    "openai_key",
-    "organization",
-    "headers",
+CALLBACK_LISTS = (
     "callbacks",
     "input_callback",
     "success_callback",
@@ -75,8 +69,10 @@ _LITELLM_GLOBALS = (
     "failure_callback",
     "_async_failure_callback",
     "service_callback",
-    "model_alias_map",
 )
+"""litellm's lists of logging callbacks: a registered one means someone listens to litellm's calls."""
+# Global litellm settings that change where or how litellm calls (set by a conftest, say).
+_LITELLM_GLOBALS = ("api_base", "api_key", "openai_key", "organization", "headers", "model_alias_map", *CALLBACK_LISTS)
 # The OpenAI SDK adds organisation/project headers from these; the wire path does not.
 _SDK_ENVIRONMENT = ("OPENAI_ORG_ID", "OPENAI_ORGANIZATION", "OPENAI_PROJECT_ID")
 DEFAULT_BASE = "https://api.openai.com/v1"

@@ -20,7 +20,6 @@ import importlib.util
 import json
 import os
 import sys
-import threading
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
@@ -115,8 +114,6 @@ def is_priced(litellm: ModuleType, config: ModelConfig) -> bool:
 # The price file, read without importing litellm
 # ---------------------------------------------------------------------------
 
-_lock = threading.Lock()
-
 
 @lru_cache(maxsize=1)
 def _price_file() -> dict[str, Any]:
@@ -125,8 +122,7 @@ def _price_file() -> dict[str, Any]:
     for folder in (spec.submodule_search_locations or []) if spec is not None else []:
         path = Path(folder) / PRICE_FILE
         if path.is_file():
-            with _lock:
-                loaded = json.loads(path.read_text("utf-8"))
+            loaded = json.loads(path.read_text("utf-8"))
             return loaded if isinstance(loaded, dict) else {}
     return {}
 

@@ -117,6 +117,21 @@ WRONG_VALUE = [("say", "Hello!"), ("call", "set_value", {"key": "x", "value": 8}
 RIGHT_VALUE = [("say", "Hello!"), ("call", "set_value", {"key": "x", "value": 7}), ("say", "Done."), ("exit", "Bye.")]
 '''
 
+# Lab scenarios with a passing item (one N/A sub-result) and a failing one.
+RIGHT_AND_WRONG = """
+@register_eval_scenario
+class Right(LabBase):
+    name = "lab__right"
+    success_signals = (SuccessSignal.ACTION_MATCH, SuccessSignal.NL_ASSERTION, SuccessSignal.CLEAN_EXIT)
+    nl_assertions = ["The agent confirms the new value."]  # no judge: an N/A sub-result
+    agent_script = RIGHT_VALUE
+
+@register_eval_scenario
+class Wrong(LabBase):
+    name = "lab__wrong"
+    agent_script = WRONG_VALUE
+"""
+
 LAB_CONFTEST = '''
 import pytest
 

@@ -11,21 +11,9 @@ from pathlib import Path
 import pytest
 from junitparser import JUnitXml, Properties, Property, TestCase, TestSuite
 
-from tests.plugin.conftest import Project
+from tests.plugin.conftest import RIGHT_AND_WRONG, Project
 
-LAB = """
-@register_eval_scenario
-class Right(LabBase):
-    name = "lab__right"
-    success_signals = (SuccessSignal.ACTION_MATCH, SuccessSignal.NL_ASSERTION, SuccessSignal.CLEAN_EXIT)
-    nl_assertions = ["The agent confirms the new value."]  # no judge: an N/A sub-result
-    agent_script = RIGHT_VALUE
-
-@register_eval_scenario
-class Wrong(LabBase):
-    name = "lab__wrong"
-    agent_script = WRONG_VALUE
-
+LAB = RIGHT_AND_WRONG + """
 @register_eval_scenario
 class NothingToCheck(LabBase):
     name = "lab__nothing_to_check"
