@@ -110,6 +110,8 @@ def route(model: str, args: Mapping[str, Any], messages: list[dict[str, Any]]) -
     key = args.get("api_key") or os.environ.get("OPENAI_API_KEY")
     if not isinstance(base, str) or (key is not None and not isinstance(key, str)):
         return None
+    if "@" in urlsplit(base).netloc:
+        return None  # user:password in the URL: how it mixes with the key is the HTTP client's business
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if key:
         headers["Authorization"] = f"Bearer {key}"

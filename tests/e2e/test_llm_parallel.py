@@ -59,7 +59,9 @@ def _produce(tmp: Path) -> Recorded:
         run = run_pytest(
             ["-n", "2", *(node(name(t)) for t in PARALLEL), *model_options(server), *probe_args],
             tmp,
-            env=subprocess_env(**probe_env),
+            # Through litellm: these runs show litellm is loaded where models are called (the default
+            # OpenAI wire path never loads it for these unpriced models: test_wire_parity_sweep.py).
+            env=subprocess_env(TAU2_LLM_TRANSPORT="litellm", **probe_env),
         )
         return Recorded.of(run, server, probe_records(probe_out))
 

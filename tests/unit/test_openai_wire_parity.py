@@ -261,6 +261,7 @@ def test_unpriced_models_are_priced_without_importing_litellm(tmp_path: Any) -> 
         ("openai/agent", {"user": "me"}, [{"role": "user", "content": "hi"}]),  # litellm drops it
         ("openai/agent", {"input_cost_per_token": 1e-6}, [{"role": "user", "content": "hi"}]),  # custom price
         ("openai/agent", {"extra_headers": "not a mapping"}, [{"role": "user", "content": "hi"}]),
+        ("openai/agent", {"api_base": "http://u:pw@127.0.0.1:9/v1"}, [{"role": "user", "content": "hi"}]),
         ("openai/agent", {}, [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]),
         ("openai/agent", {}, [{"role": "user", "content": "hi", "cache_control": {"type": "ephemeral"}}]),
         ("openai/agent", {}, [{"role": "developer", "content": "hi"}]),
