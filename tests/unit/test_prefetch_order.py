@@ -1,0 +1,140 @@
+"""The prefetcher's start order: longest expected conversation first, the item pytest waits for
+before any other, and never more than ``width`` runs in flight.
+
+The runs here are stand-ins that last until the test releases them (``_launch`` is replaced),
+so every step is deterministic: which runs are in flight is checked between releases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from pytest_tau2.run.prefetch import Prefetched, Prefetcher
+from pytest_tau2.settings import Settings
+
+# name -> gold actions (the expected length)
+GOLD = {"a": 1, "b": 5, "c": 3, "d": 0, "e": 4, "f": 2}
+
+
+@dataclass
+class FakeScenario:
+    gold: int | None
+
+    def gold_actions(self) -> list[dict[str, Any]] | None:
+        return None if self.gold is None else [{"name": "act"}] * self.gold
+
+
+class HeldRuns(Prefetcher):
+    """A Prefetcher whose runs wait for :meth:`release` instead of talking to models."""
+
+    def __init__(self, names: list[str], width: int, gold: dict[str, int | None] = GOLD, trials: int = 1) -> None:
+        self.order: list[str] = []
+        self.peak = 0
+        self.gates: dict[str, threading.Event] = {}
+        self.freed: dict[Any, threading.Event] = {}  # in launch order, as ``order``
+        super().__init__(names, width, Settings(trials=trials), lambda name: self._scenario(name, gold))
+
+    @staticmethod
+    def _scenario(name: str, gold: dict[str, int | None]) -> FakeScenario:
+        if name == "broken":
+            raise ValueError("bad scenario file")
+        return FakeScenario(gold[name])
+
+    def _launch(self, name: str) -> Prefetched:
+        self.scenario_for(name.split("-t")[0])  # a broken scenario raises here, as a real one would
+        gate = self.gates[name] = threading.Event()
+        self.order.append(name)
+        self.peak = max(self.peak, self._in_flight + 1)
+
+        async def run() -> Any:
+            while not gate.is_set():
+                await asyncio.sleep(0.002)
+            return name
+
+        future = asyncio.run_coroutine_threadsafe(run(), self._loop)
+        self.freed[future] = threading.Event()
+        return Prefetched(None, None, None, None, future)  # type: ignore[arg-type]
+
+    def _finished(self, future: Any) -> None:
+        super()._finished(future)
+        self.freed[future].set()  # the slot is handed on by now
+
+    def release(self, name: str) -> None:
+        """End ``name``'s run and wait until its slot has gone to the next one."""
+        future = next(f for f, n in zip(self.freed, self.order, strict=True) if n == name)
+        self.gates[name].set()
+        assert self.freed[future].wait(timeout=5), f"{name} did not finish"
+
+
+@pytest.fixture
+def close_after() -> Any:
+    made: list[HeldRuns] = []
+    yield made.append
+    for prefetcher in made:
+        while pending := [f for f in list(prefetcher.freed) if not f.done()]:  # ending one starts the next
+            for gate in list(prefetcher.gates.values()):
+                gate.set()
+            pending[0].result(timeout=5)
+        prefetcher.close()
+
+
+def test_the_free_slots_go_to_the_longest_expected_conversations(close_after: Any) -> None:
+    p = HeldRuns(list(GOLD), width=3)
+    close_after(p)
+    first = p.take("a")  # pytest's first item starts at once; the two longest fill the other slots
+    assert p.order == ["a", "b", "e"]
+    p.release("b")
+    assert p.order == ["a", "b", "e", "c"]  # then the longest of those left (c: 3 gold actions)
+    p.release("a")
+    assert first.future.result(timeout=5) == "a"
+    assert p.order == ["a", "b", "e", "c", "f"]
+    assert p.peak == 3
+
+
+def test_the_item_pytest_waits_for_takes_the_next_free_slot(close_after: Any) -> None:
+    p = HeldRuns(list(GOLD), width=2)
+    close_after(p)
+    p.take("a")
+    assert p.order == ["a", "b"]
+    taken: list[Prefetched] = []
+    waiter = threading.Thread(target=lambda: taken.append(p.take("d")))
+    waiter.start()
+    time.sleep(0.05)
+    assert taken == [] and "d" not in p.order  # every slot busy: it waits, nothing is squeezed in
+    p.release("a")
+    waiter.join(timeout=5)
+    assert taken and p.order == ["a", "b", "d"]  # d jumped ahead of e, c and f, longer as they are
+    assert p.peak == 2
+
+
+def test_without_gold_actions_the_session_order_stands(close_after: Any) -> None:
+    names = ["s1", "s2", "s3", "s4"]
+    p = HeldRuns(names, width=2, gold=dict.fromkeys(names, None))
+    close_after(p)
+    p.take("s1")
+    p.release("s1")
+    p.take("s2")
+    assert p.order[:3] == ["s1", "s2", "s3"]
+
+
+def test_a_scenario_that_cannot_be_built_fails_in_its_own_item_only(close_after: Any) -> None:
+    p = HeldRuns(["a", "broken", "b"], width=4, gold={"a": 1, "b": 2})
+    close_after(p)
+    p.take("a")
+    with pytest.raises(ValueError, match="bad scenario file"):
+        p.take("broken")
+    assert p.order == ["a", "b"]
+
+
+def test_trials_of_one_scenario_share_its_expected_length(close_after: Any) -> None:
+    names = ["a-t1", "a-t2", "b-t1", "b-t2"]
+    p = HeldRuns(names, width=3, trials=2)
+    close_after(p)
+    p.take("a-t1")
+    assert p.order == ["a-t1", "b-t1", "b-t2"]
