@@ -13,6 +13,7 @@ PYTEST_DONT_REWRITE: plugin.py imports this module before pytest registers it as
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import fnmatch
 import json
@@ -138,6 +139,8 @@ def tau2_outcome(
         # The prefetcher built and ran its own built-in participants: name those, not the fixtures'.
         tau2_scenario, tau2_context, tau2_agent, tau2_user = taken.scenario, taken.context, taken.agent, taken.user
         run: Callable[[], ScenarioOutcome] = taken.future.result
+        if IDLE_WORK_DONE not in request.config.stash:
+            _use_idle_time(request.config, taken.future)
     else:
 
         def run() -> ScenarioOutcome:
@@ -186,6 +189,24 @@ def _prefetcher(request: pytest.FixtureRequest, settings: Settings, all_builtin:
 
 
 WORKER_QUEUE_UNREADABLE = pytest.StashKey[bool]()
+IDLE_WORK_DONE = pytest.StashKey[bool]()
+
+
+def _use_idle_time(config: pytest.Config, running: concurrent.futures.Future[Any]) -> None:
+    """While the first prefetched conversations talk, prepare what the end of the run needs
+    (the report template), so the last result is not kept waiting for it. Not in the first
+    second, when the conversations are starting and need the CPU."""
+    if hasattr(config, "workerinput"):
+        return  # an xdist worker writes no report
+    if concurrent.futures.wait([running], timeout=1.0).done:
+        return  # short conversations: try again while the next item waits
+    config.stash[IDLE_WORK_DONE] = True
+    try:
+        from pytest_tau2.report.html.render import template
+
+        template()
+    except Exception:  # the report's own step at the end says what is wrong
+        pass
 
 
 def _record(

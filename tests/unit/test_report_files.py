@@ -25,7 +25,23 @@ VALUES: dict[str, Any] = {
 
 @pytest.mark.parametrize("value", VALUES.values(), ids=list(VALUES))
 def test_dumps_repeated_is_dumps(value: Any) -> None:
-    assert files.dumps_repeated(value) == files.dumps(value) == json.dumps(value, indent=2, default=str) + "\n"
+    assert files.dumps_repeated(value) == files.dumps(value)
+
+
+@pytest.mark.parametrize("value", VALUES.values(), ids=list(VALUES))
+def test_dumps_holds_what_the_json_module_writes(value: Any) -> None:
+    """orjson writes the files: the same values and layout as ``json.dumps(indent=2, default=str)``."""
+    text = files.dumps(value)
+    reference = json.dumps(value, indent=2, default=str) + "\n"
+    assert json.loads(text) == json.loads(reference)
+    assert text.endswith("\n") and text.count("\n") == reference.count("\n")  # one value per line, indented
+    assert [len(line) - len(line.lstrip()) for line in text.splitlines()] == [
+        len(line) - len(line.lstrip()) for line in reference.splitlines()
+    ]
+
+
+def test_dumps_writes_non_ascii_as_utf8() -> None:
+    assert files.dumps({"name": "Zoë"}) == '{\n  "name": "Zoë"\n}\n'
 
 
 def test_dumps_repeated_makes_the_text_once_per_distinct_value() -> None:

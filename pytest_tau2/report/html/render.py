@@ -10,6 +10,7 @@ as a small one (bench/results/report.md).
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import json
 import os
@@ -19,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment, PackageLoader, Template, select_autoescape
 from markupsafe import Markup
 
 from pytest_tau2.report.html import formatting
@@ -85,6 +86,24 @@ def render_report(runs: list[Run], base: Path, *, compress: bool | None = None) 
     labels = run_labels(runs)
     overviews = [overview(run, label) for run, label in zip(runs, labels, strict=True)]
     index, details = _payload(runs, labels, base, compress)
+    return template().render(
+        title=_title(labels),
+        runs=overviews,
+        comparison=len(runs) > 1,
+        charts=overview_charts(overviews),
+        paths=[str(run.path.resolve()) for run in runs],
+        outcomes=OUTCOMES,
+        css=Markup(_asset("report.css")),
+        js=Markup(_asset("report.js")),
+        index=Markup(_script_json(index)),
+        details=details,
+    )
+
+
+@functools.cache
+def template() -> Template:
+    """The page template, compiled once per process (~60 ms). A long run compiles it while it
+    waits for its conversations (items.py), so the end of the run does not pay for it."""
     env = Environment(
         loader=PackageLoader("pytest_tau2.report.html", "templates"),
         autoescape=select_autoescape(["html", "j2"], default_for_string=True, default=True),
@@ -99,19 +118,7 @@ def render_report(runs: list[Run], base: Path, *, compress: bool | None = None) 
         number=formatting.number,
         tojson_compact=lambda v: json.dumps(v, sort_keys=True, default=str),
     )
-    template = env.get_template("report.html.j2")
-    return template.render(
-        title=_title(labels),
-        runs=overviews,
-        comparison=len(runs) > 1,
-        charts=overview_charts(overviews),
-        paths=[str(run.path.resolve()) for run in runs],
-        outcomes=OUTCOMES,
-        css=Markup(_asset("report.css")),
-        js=Markup(_asset("report.js")),
-        index=Markup(_script_json(index)),
-        details=details,
-    )
+    return env.get_template("report.html.j2")
 
 
 def _title(labels: list[str]) -> str:
@@ -148,9 +155,11 @@ def _payload(runs: list[Run], labels: list[str], base: Path, compress: bool | No
             folder = run.folders.get(result.key)
             detail = load_details(folder)
             detail["metrics"] = result.model_dump(mode="json")
-            detail["files"] = (
-                [[name, f"{_relative(folder, base)}/{name}"] for name in raw_files(folder)] if folder else []
-            )
+            if folder:
+                prefix = _relative(folder, base)
+                detail["files"] = [[name, f"{prefix}/{name}"] for name in raw_files(folder)]
+            else:
+                detail["files"] = []
             texts.append((element_id, _script_json(detail)))
         for error in run.errors_without_result:
             row = rows.setdefault(error.name, _row_for_error(error.name, len(runs)))
