@@ -189,6 +189,7 @@ def run_once(
         "collected_to_first_call_s": round(first_call[0] - collected, 3) if first_call and collected else None,
         "peak_rss_mb_max": max((p["peak_rss_mb"] for p in runners), default=None),
         "processes": processes,
+        "calls_per_scenario": per_task,
     }
 
 
