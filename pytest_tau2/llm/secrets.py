@@ -191,7 +191,7 @@ def redact_data(value: Any, secrets: Iterable[str] | None = None) -> Any:
     """``value`` with :func:`redact` applied to every string in it, structure and numbers kept.
 
     A scenario's transcript holds thousands of strings and almost never a credential, so the
-    JSON text of the whole value is searched once first; only when a secret, a URL or a key
+    JSON text of the whole value is searched once first; only when a secret, a URL with a password or a key
     prefix shows up anywhere is each string redacted (returned as is otherwise, not copied).
     """
     candidates = _candidates(secrets)
@@ -208,7 +208,9 @@ def redact_data(value: Any, secrets: Iterable[str] | None = None) -> Any:
 
 
 def _may_need_redaction(text: str, candidates: Iterable[str]) -> bool:
-    if "://" in text or any(secret in text for secret in candidates):
+    if any(secret in text for secret in candidates):
+        return True
+    if "://" in text and _URL_USERINFO.search(text):  # a plain api_base URL has nothing to mask
         return True
     return any(prefix in text for prefixes, _, _ in _SECRET_PATTERNS for prefix in prefixes)
 

@@ -266,5 +266,9 @@ def test_redact_data_masks_secrets_anywhere_and_leaves_clean_data_alone(monkeypa
     assert "acmekey1234567890abcdef" not in text
     assert masked["n"] == 3 and masked["messages"][0]["content"] == "my key is ***."
     assert masked["messages"][1]["content"] == "risk-assessment-meeting"
+    with_base = {"agent": {"api_base": "http://127.0.0.1:8000/v1"}}  # a plain URL: nothing to mask
+    assert redact_data(with_base, [KEY]) is with_base
+    with_password = {"agent": {"api_base": "http://bob:hunter2@127.0.0.1:8000/v1"}}
+    assert redact_data(with_password, [KEY]) == {"agent": {"api_base": "http://bob:***@127.0.0.1:8000/v1"}}
     quoted = 'ab"cd\\ef-secret-1'  # JSON would escape it: every string is checked
     assert redact_data({"a": [f"x {quoted} y"]}, [quoted]) == {"a": ["x *** y"]}
