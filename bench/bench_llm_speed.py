@@ -71,10 +71,16 @@ CONFIGS: dict[str, tuple[str, list[str], int, int]] = {
         32,
     ),
     "cU": ("--tau2-concurrency unbounded (1000)", ["--tau2-concurrency", str(UNBOUNDED)], 1, UNBOUNDED),
+    "c32-own": ("--tau2-concurrency 32, no other plugins", ["--tau2-concurrency", "32"], 1, 32),
+    "cU-own": ("--tau2-concurrency unbounded, no other plugins", ["--tau2-concurrency", str(UNBOUNDED)], 1, UNBOUNDED),
     "n2c8": ("-n 2 --tau2-concurrency 8", ["-p", "xdist", "-n", "2", "--tau2-concurrency", "8"], 2, 8),
     "n2c32": ("-n 2 --tau2-concurrency 32", ["-p", "xdist", "-n", "2", "--tau2-concurrency", "32"], 2, 32),
     "n2c64": ("-n 2 --tau2-concurrency 64", ["-p", "xdist", "-n", "2", "--tau2-concurrency", "64"], 2, 64),
 }
+OWN_PLUGINS_ONLY = frozenset({"c32-own", "cU-own"})
+"""Configurations run with PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 and ``-p pytest_tau2.plugin``: what
+the other pytest plugins installed on the machine (hypothesis, anyio, pytest-benchmark here)
+add to start-up and to the end of the run, which a user's environment may or may not have."""
 MEDIAN_KEYS = (
     "wall_s",
     "ideal_s",
@@ -146,6 +152,9 @@ def run_once(
         nodes = [f"scenarios/test_scenarios.py::test_scenario[tau2_retail__{i}]" for i in ids]
         env = subprocess_env(PYTHONPATH=str(BENCH), LLM_PROBE_OUT=str(probe))
         args = ["-p", "llm_probe", f"--tau2-results-dir={Path(tmp) / 'results'}", *extra, *model_options(server)]
+        if config in OWN_PLUGINS_ONLY:
+            env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+            args = ["-p", "pytest_tau2.plugin", *args]
         done, wall = _pytest([*args, *nodes], env, timeout, tree)
         requests = server.requests
         processes = [json.loads(line) for line in probe.read_text("utf-8").splitlines()] if probe.exists() else []
