@@ -169,8 +169,13 @@ def _prefetcher(request: pytest.FixtureRequest, settings: Settings, all_builtin:
         from pytest_tau2.run.prefetch import Prefetcher
         from pytest_tau2.worker_queue import pending_source
 
-        # Item ids: the scenario name, or <name>-t<k> for one of several trials.
-        ids = [result_folder(item) if _scenario_name(item) is not None else None for item in request.session.items]
+        # Item ids: the scenario name, or <name>-t<k> for one of several trials. Results that
+        # --tau2-resume takes from the saved run are not scenarios to run (None, as non-scenarios).
+        saved = request.config.stash.get(SAVED_KEY, {})
+        ids = [
+            folder if _scenario_name(item) is not None and (folder := result_folder(item)) not in saved else None
+            for item in request.session.items
+        ]
         prefetcher = Prefetcher(
             [name for name in ids if name is not None],
             settings.concurrency,

@@ -8,6 +8,8 @@ its last gold call (a write), so the verdicts mix passes and failures.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.llm_scripts import (
+    REPO_ROOT,
     AgentScript,
     PytestRun,
     ScriptedModels,
@@ -23,6 +26,7 @@ from tests.e2e.llm_scripts import (
     model_options,
     node,
     run_pytest,
+    subprocess_env,
     task_of_agent_request,
 )
 from tests.support.fake_openai import FakeOpenAIServer, Reply
@@ -112,3 +116,33 @@ def test_xdist_workers_keep_several_conversations_in_flight(runs: dict[str, Any]
     # Two workers running one scenario at a time would never overlap more than two conversations.
     assert runs["n2c4"]["overlap"] > 2
     assert "ignored under xdist" not in runs["n2c4"]["stdout"]
+
+
+@pytest.mark.parametrize("workers", [[], ["-p", "xdist", "-n", "2"]], ids=["one-process", "n2"])
+def test_resumed_results_start_no_conversation(tmp_path: Path, workers: list[str]) -> None:
+    """``--tau2-resume --tau2-concurrency``: the prefetcher starts only the scenarios left to run;
+    a saved result is never talked through again (it would spend model calls on a discarded run)."""
+    tasks = ["0", "1", "2", "3"]
+    models = ScriptedModels(Tasks.load("retail"))
+    with FakeOpenAIServer(latency_s=0.01) as server:
+        models.install(server)
+        nodes = [node(f"tau2_retail__{t}") for t in tasks]
+        first = run_pytest([*nodes, *model_options(server), "--tau2-concurrency", "8"], tmp_path / "first")
+        assert first.returncode == 0, first.stdout[-3000:]
+        results = tmp_path / "first" / "results"
+        (results / "tau2_retail__2" / "metrics.json").unlink()  # as if the run had died during it
+        before = len(server.requests)
+        resume = [*workers, "--tau2-concurrency", "8", "--tau2-resume", str(results)]
+        again = subprocess.run(  # not run_pytest: --tau2-resume names the results folder itself
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *nodes, *model_options(server), *resume],
+            cwd=REPO_ROOT,
+            env=subprocess_env(),
+            capture_output=True,
+            text=True,
+            timeout=240,
+            check=False,
+        )
+        assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-2000:]
+        talked = {models.tasks.task_of_user_request(r) or task_of_agent_request(r) for r in server.requests[before:]}
+    assert talked == {"2"}
+    assert "3 of 4 results resumed" in again.stdout
