@@ -86,10 +86,10 @@ class Prefetcher:
         """The run of ``name``: already started, started now in a free slot, or (every slot
         busy) started in the next slot that frees."""
         with self._lock:
-            if name not in self._done and self._in_flight >= self.width:
-                self._wanted = name
-                while name not in self._done:
-                    self._slot_freed.wait()
+            while name not in self._done and self._in_flight >= self.width:
+                self._wanted = name  # the next free slot is its
+                self._slot_freed.wait()
+            self._wanted = None if self._wanted == name else self._wanted
             self._start(name)
             self._fill()
             started = self._started.pop(name)
@@ -107,7 +107,10 @@ class Prefetcher:
             self._start(self._wanted)
             self._wanted = None
         if callable(self.names):  # an xdist worker: the items queued on it, longest first
-            queued = [name for name in self.names() if name not in self._done]
+            try:
+                queued = [name for name in self.names() if name not in self._done]
+            except Exception:  # the queue could not be read: each item still starts when it is taken
+                queued = []
             for name in sorted(queued, key=self._expected_length, reverse=True):
                 if self._in_flight >= self.width:
                     break
@@ -145,8 +148,10 @@ class Prefetcher:
         # Runs on the loop thread when a conversation ends: hand its slot to the next scenario.
         with self._lock:
             self._in_flight -= 1
-            self._fill()
-            self._slot_freed.notify_all()
+            try:
+                self._fill()
+            finally:  # an item waiting for a slot must hear of it, whatever _fill ran into
+                self._slot_freed.notify_all()
 
     def _start(self, name: str) -> None:
         if name in self._done:

@@ -138,3 +138,27 @@ def test_trials_of_one_scenario_share_its_expected_length(close_after: Any) -> N
     close_after(p)
     p.take("a-t1")
     assert p.order == ["a-t1", "b-t1", "b-t2"]
+
+
+def test_an_unreadable_worker_queue_still_lets_each_item_start(close_after: Any) -> None:
+    calls = 0
+
+    def queued() -> list[str]:  # an xdist worker's queue that cannot be read after the first look
+        nonlocal calls
+        calls += 1
+        if calls > 1:
+            raise RuntimeError("queue gone")
+        return ["a", "b", "c"]
+
+    p = HeldRuns([], width=1)
+    p.names = queued
+    close_after(p)
+    p.take("a")
+    taken: list[Prefetched] = []
+    waiter = threading.Thread(target=lambda: taken.append(p.take("c")))
+    waiter.start()
+    time.sleep(0.05)
+    assert taken == []
+    p.gates["a"].set()  # its slot frees; the queue cannot be read to refill it
+    waiter.join(timeout=5)
+    assert taken and p.order == ["a", "c"]
