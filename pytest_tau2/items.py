@@ -146,10 +146,12 @@ def tau2_outcome(
         def run() -> ScenarioOutcome:
             return asyncio.run(_run(tau2_scenario, tau2_agent, tau2_user, tau2_judge, tau2_settings))
 
-    return _or_fail(
-        tau2_scenario.name,
-        lambda: _record(run(), tau2_agent, tau2_user, tau2_context, tau2_settings, node, request.session),
-    )
+    def record() -> ScenarioOutcome:
+        outcome = run()
+        made = taken.after if prefetcher is not None and isinstance(taken.after, _Result) else None
+        return _record(outcome, tau2_agent, tau2_user, tau2_context, tau2_settings, node, request.session, made)
+
+    return _or_fail(tau2_scenario.name, record)
 
 
 PREFETCH_KEY = pytest.StashKey["Prefetcher"]()
@@ -181,6 +183,7 @@ def _prefetcher(request: pytest.FixtureRequest, settings: Settings, all_builtin:
             settings.concurrency,
             settings,
             request.config.stash[CATALOG_KEY].instance,
+            after_run=lambda outcome, p: _result_of(outcome, p.agent, p.user, p.context, settings, p.name),
         )
         if hasattr(request.config, "workerinput"):
             pending = pending_source(request.config, ids, prefetcher.lock, prefetcher.cancel)
@@ -214,15 +217,25 @@ def _use_idle_time(config: pytest.Config, running: concurrent.futures.Future[Any
         pass
 
 
-def _record(
+@dataclass
+class _Result:
+    """A finished scenario as the results folder and the JUnit properties will hold it."""
+
+    metrics: dict[str, Any]
+    payload: dict[str, Any]
+    infra_text: str | None
+
+
+def _result_of(
     outcome: ScenarioOutcome,
     agent: object,
     user: object,
     tau2_context: participants.Context,
     tau2_settings: Settings,
-    node: pytest.Item,
-    session: pytest.Session | None = None,
-) -> ScenarioOutcome:
+    folder: str,
+) -> _Result:
+    """Metrics and file texts of one outcome: no pytest in it, so the prefetcher builds it on
+    its loop thread as each conversation ends (the item's thread then has little left to do)."""
     infra = outcome.conversation.error
     infra_text = tau2_context.redact(str(infra)) if infra is not None else None
     recording = tau2_context.save_cassette()
@@ -237,8 +250,8 @@ def _record(
         trial=tau2_context.trial_record(),
         recording=recording,
     )
-    node.stash[RESULT_KEY] = files.scenario_payload(
-        result_folder(node),
+    payload = files.scenario_payload(
+        folder,
         outcome,
         metrics,
         metadata=tau2_context.metadata(),
@@ -246,9 +259,25 @@ def _record(
         save_db=tau2_settings.save_db,
         redact=tau2_context.redact_data,
     )
-    _record_properties(node, metrics)
+    return _Result(metrics, payload, infra_text)
+
+
+def _record(
+    outcome: ScenarioOutcome,
+    agent: object,
+    user: object,
+    tau2_context: participants.Context,
+    tau2_settings: Settings,
+    node: pytest.Item,
+    session: pytest.Session | None = None,
+    made: _Result | None = None,
+) -> ScenarioOutcome:
+    result = made or _result_of(outcome, agent, user, tau2_context, tau2_settings, result_folder(node))
+    node.stash[RESULT_KEY] = result.payload
+    _record_properties(node, result.metrics)
+    infra_text = result.infra_text
     if infra_text is not None:
-        if getattr(infra, "fatal", False) and session is not None:
+        if getattr(outcome.conversation.error, "fatal", False) and session is not None:
             # Every later scenario would fail the same way (e.g. no API key): stop the run here.
             session.shouldstop = f"stopping the run: {infra_text}"
         raise InfrastructureError(f"infrastructure error, not an agent failure: {infra_text}")

@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from pytest_tau2.conversation.protocol import Participant
 from pytest_tau2.run import participants
@@ -32,11 +33,14 @@ from pytest_tau2.settings import Settings
 
 @dataclass
 class Prefetched:
+    name: str
     scenario: Scenario
     context: participants.Context
     agent: Participant | ProvidesAgentSide
     user: Participant
-    future: concurrent.futures.Future[ScenarioOutcome]
+    future: concurrent.futures.Future[ScenarioOutcome] = field(init=False)
+    after: Any = None
+    """What ``after_run`` made of the outcome on the loop thread (None: not made, or it failed)."""
 
 
 class Prefetcher:
@@ -62,6 +66,7 @@ class Prefetcher:
         width: int,
         settings: Settings,
         scenario_for: Callable[[str], Scenario],
+        after_run: Callable[[ScenarioOutcome, Prefetched], Any] | None = None,
     ) -> None:
         self.names = names
         """Every item id of the process in run order, or (xdist worker) a function giving the
@@ -69,6 +74,9 @@ class Prefetcher:
         self.width = width
         self.settings = settings
         self.scenario_for = scenario_for
+        self.after_run = after_run
+        """Called on the loop thread as each run ends, e.g. to build its result files there while
+        pytest's thread reports other items; its return value is ``Prefetched.after``."""
         self._started: dict[str, Prefetched | BaseException] = {}
         self._done: set[str] = set()
         self._in_flight = 0
@@ -174,8 +182,19 @@ class Prefetcher:
         agent = participants.make_agent(ctx)
         user = participants.make_user(ctx)
         judge = participants.make_judge(ctx)
+        prefetched = Prefetched(name, scenario, ctx, agent, user)
         coroutine = run_scenario(scenario, agent=agent, user=user, settings=self.settings, judge=judge)
-        return Prefetched(scenario, ctx, agent, user, asyncio.run_coroutine_threadsafe(coroutine, self._loop))
+        prefetched.future = asyncio.run_coroutine_threadsafe(self._then_after(coroutine, prefetched), self._loop)
+        return prefetched
+
+    async def _then_after(self, run: Awaitable[ScenarioOutcome], prefetched: Prefetched) -> ScenarioOutcome:
+        outcome = await run
+        if self.after_run is not None:
+            try:
+                prefetched.after = self.after_run(outcome, prefetched)
+            except Exception:  # the item does it again on its own thread and reports what went wrong
+                prefetched.after = None
+        return outcome
 
     def close(self) -> None:
         """Finish: close litellm's clients on this loop, then stop the loop thread."""

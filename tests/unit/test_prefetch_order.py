@@ -57,9 +57,11 @@ class HeldRuns(Prefetcher):
                 await asyncio.sleep(0.002)
             return name
 
-        future = asyncio.run_coroutine_threadsafe(run(), self._loop)
+        prefetched = Prefetched(name, None, None, None, None)  # type: ignore[arg-type]
+        future = asyncio.run_coroutine_threadsafe(self._then_after(run(), prefetched), self._loop)
+        prefetched.future = future
         self.freed[future] = threading.Event()
-        return Prefetched(None, None, None, None, future)  # type: ignore[arg-type]
+        return prefetched
 
     def _finished(self, future: Any) -> None:
         super()._finished(future)
@@ -162,3 +164,23 @@ def test_an_unreadable_worker_queue_still_lets_each_item_start(close_after: Any)
     p.gates["a"].set()  # its slot frees; the queue cannot be read to refill it
     waiter.join(timeout=5)
     assert taken and p.order == ["a", "c"]
+
+
+def test_after_run_builds_on_the_loop_thread_and_a_failure_leaves_it_to_the_item(close_after: Any) -> None:
+    threads: dict[str, str] = {}
+
+    def after(outcome: Any, prefetched: Prefetched) -> str:
+        threads[prefetched.name] = threading.current_thread().name
+        if prefetched.name == "b":
+            raise OSError("disk full")
+        return f"files of {outcome}"
+
+    p = HeldRuns(["a", "b"], width=2)
+    p.after_run = after
+    close_after(p)
+    a, b = p.take("a"), p.take("b")
+    p.release("a")
+    p.release("b")
+    assert a.future.result(timeout=5) == "a" and a.after == "files of a"
+    assert b.future.result(timeout=5) == "b" and b.after is None  # the item builds it again, and fails there
+    assert threads == {"a": "tau2-prefetch", "b": "tau2-prefetch"}
