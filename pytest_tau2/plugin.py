@@ -77,7 +77,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             parser.addini(option.ini, option.help, default=None)
 
 
-PATH_OPTIONS = ("--tau2-results-dir", "--tau2-data-dir", "--tau2-eval-data-root")
+PATH_OPTIONS = tuple(f"--tau2-{n}" for n in ("results-dir", "resume", "data-dir", "eval-data-root", "cassette-dir"))
 
 
 def _check_separated_path_options(config: pytest.Config) -> None:

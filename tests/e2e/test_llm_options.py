@@ -130,6 +130,23 @@ def test_every_option_is_registered_with_pytest() -> None:
         assert option.ini in done.stdout
 
 
+@pytest.mark.parametrize("flag", ["--tau2-resume", "--tau2-cassette-dir"])
+def test_every_path_option_with_a_separate_value_is_refused(tmp_path: Path, flag: str) -> None:
+    """'--tau2-resume DIR' moved the rootdir to DIR, and the resume failed on a data root that
+    seemed to have changed ('<DIR>/data'): the '=' form is named instead, as for the results dir."""
+    separated = [flag, str(tmp_path), "-k", "restaurant__pizza_pepperoni"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *separated],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 4, done.stdout[-2000:]
+    assert f"write {flag}={tmp_path} (with '=')" in done.stderr
+
+
 def test_path_option_with_a_separate_value_is_refused_with_the_fix(tmp_path: Path) -> None:
     """pytest finds its rootdir before plugin options exist, so '--tau2-results-dir DIR' can make it
     take DIR for a test path; the plugin then refuses the run and names the '=' form."""
