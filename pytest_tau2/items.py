@@ -13,7 +13,6 @@ PYTEST_DONT_REWRITE: plugin.py imports this module before pytest registers it as
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import fnmatch
 import json
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
+from pytest_tau2 import concurrency
 from pytest_tau2.conversation.protocol import Participant
 from pytest_tau2.errors import InfrastructureError, ScenarioNotApplicable, Tau2Error
 from pytest_tau2.report import files, subresults
@@ -139,8 +139,7 @@ def tau2_outcome(
         # The prefetcher built and ran its own built-in participants: name those, not the fixtures'.
         tau2_scenario, tau2_context, tau2_agent, tau2_user = taken.scenario, taken.context, taken.agent, taken.user
         run: Callable[[], ScenarioOutcome] = taken.future.result
-        if IDLE_WORK_DONE not in request.config.stash:
-            _use_idle_time(request.config, taken.future)
+        concurrency.use_idle_time(request.config, taken.future)
     else:
 
         def run() -> ScenarioOutcome:
@@ -154,67 +153,23 @@ def tau2_outcome(
     return _or_fail(tau2_scenario.name, record)
 
 
-PREFETCH_KEY = pytest.StashKey["Prefetcher"]()
-
-
 def _prefetcher(request: pytest.FixtureRequest, settings: Settings, all_builtin: bool) -> Prefetcher | None:
-    """The process's Prefetcher when --tau2-concurrency applies to this item, else None.
-
-    Under xdist it prefetches the items queued on this worker (worker_queue.py); when that
-    queue cannot be read, the worker runs one scenario at a time."""
+    """The process's Prefetcher when --tau2-concurrency applies to this item, else None."""
     if settings.concurrency <= 1 or not all_builtin:
         return None  # an overridden participant fixture: only the item's own fixtures can build it
-    if WORKER_QUEUE_UNREADABLE in request.config.stash:
-        return None
-    prefetcher = request.config.stash.get(PREFETCH_KEY, None)
-    if prefetcher is None:
-        from pytest_tau2.run.prefetch import Prefetcher
-        from pytest_tau2.worker_queue import pending_source
-
-        # Item ids: the scenario name, or <name>-t<k> for one of several trials. Results that
-        # --tau2-resume takes from the saved run are not scenarios to run (None, as non-scenarios).
-        saved = request.config.stash.get(SAVED_KEY, {})
-        ids = [
+    # Item ids: the scenario name, or <name>-t<k> for one of several trials. Results that
+    # --tau2-resume takes from the saved run are not scenarios to run (None, as non-scenarios).
+    saved = request.config.stash.get(SAVED_KEY, {})
+    return concurrency.prefetcher_for(
+        request,
+        settings,
+        lambda: [
             folder if _scenario_name(item) is not None and (folder := result_folder(item)) not in saved else None
             for item in request.session.items
-        ]
-        prefetcher = Prefetcher(
-            [name for name in ids if name is not None],
-            settings.concurrency,
-            settings,
-            request.config.stash[CATALOG_KEY].instance,
-            after_run=lambda outcome, p: _result_of(outcome, p.agent, p.user, p.context, settings, p.name),
-        )
-        if hasattr(request.config, "workerinput"):
-            pending = pending_source(request.config, ids, prefetcher.lock, prefetcher.cancel)
-            if pending is None:
-                request.config.stash[WORKER_QUEUE_UNREADABLE] = True
-                prefetcher.close()
-                return None
-            prefetcher.names = pending
-        request.config.stash[PREFETCH_KEY] = prefetcher
-    return prefetcher
-
-
-WORKER_QUEUE_UNREADABLE = pytest.StashKey[bool]()
-IDLE_WORK_DONE = pytest.StashKey[bool]()
-
-
-def _use_idle_time(config: pytest.Config, running: concurrent.futures.Future[Any]) -> None:
-    """While the first prefetched conversations talk, prepare what the end of the run needs
-    (the report template), so the last result is not kept waiting for it. Not in the first
-    second, when the conversations are starting and need the CPU."""
-    if hasattr(config, "workerinput"):
-        return  # an xdist worker writes no report
-    if concurrent.futures.wait([running], timeout=1.0).done:
-        return  # short conversations: try again while the next item waits
-    config.stash[IDLE_WORK_DONE] = True
-    try:
-        from pytest_tau2.report.html.render import template
-
-        template()
-    except Exception:  # the report's own step at the end says what is wrong
-        pass
+        ],
+        request.config.stash[CATALOG_KEY].instance,
+        after_run=lambda outcome, p: _result_of(outcome, p.agent, p.user, p.context, settings, p.name),
+    )
 
 
 @dataclass

@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 
 from pytest_tau2 import workers
+from pytest_tau2.concurrency import finish_prefetching
 from pytest_tau2.errors import SettingsError
 from pytest_tau2.gc_policy import freeze_collected
 from pytest_tau2.items import (
     CATALOG_KEY,
     PARAM,
-    PREFETCH_KEY,
     SAVED_KEY,
     SETTINGS_KEY,
     TRIAL_PARAM,
@@ -494,6 +494,4 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    prefetcher = session.config.stash.get(PREFETCH_KEY, None)
-    if prefetcher is not None:
-        prefetcher.close()
+    finish_prefetching(session)

@@ -41,6 +41,8 @@ class RunReport:
         self.selected = 0
         self.interrupted: str | None = None
         self.write_failures: list[str] = []
+        self.saved_unreported: list[str] = []
+        """Folders of conversations that finished after pytest stopped taking items."""
         self.session: pytest.Session | None = None
         self.summary_text: str | None = None
 
@@ -90,6 +92,20 @@ class RunReport:
         except OSError as exc:  # the folder was checked at start; a full disk must not lose the rest
             self.write_failures.append(f"{payload['folder']}: {exc}")
 
+    def save_unreported(self, payload: dict[str, Any]) -> None:
+        """Write the files of a conversation that finished in the background for an item pytest
+        never reached (the session stopped early). They are not this run's results (no item,
+        no JUnit testcase, not in all_metrics.json), but a complete saved result that
+        ``--tau2-resume`` reports instead of paying for the conversation again."""
+        if self.is_worker:
+            return  # the controller owns the folder, and no report will carry these files there
+        try:
+            files.write_payload(self.results_dir, payload)
+        except OSError as exc:
+            self.write_failures.append(f"{payload['folder']}: {exc}")
+        else:
+            self.saved_unreported.append(payload["folder"])
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
         self.interrupted = "interrupted (Ctrl-C)"
@@ -114,6 +130,11 @@ class RunReport:
             stop = str(session.shouldfail)  # -x / --maxfail
         if stop is not None and done < max(self.selected, done):
             text = f"Interrupted after {done} of {self.selected} scenarios: {stop}\n" + text
+        if self.saved_unreported:
+            text += (
+                f"\n{len(self.saved_unreported)} more scenarios finished in the background after the run stopped:"
+                " not counted above, saved in their folders; --tau2-resume reports them without running them again\n"
+            )
         resumed = sum(1 for m in metrics if m.get("resumed"))
         if resumed:
             text += f"\n{resumed} of {len(metrics)} results resumed from the saved run (not run again)\n"

@@ -196,12 +196,32 @@ class Prefetcher:
                 prefetched.after = None
         return outcome
 
+    def unclaimed(self) -> list[Prefetched]:
+        """Runs that ended well but whose items never took them: the session stopped early
+        (Ctrl-C, ``-x``) while conversations further down the order had already finished."""
+        with self._lock:
+            started = [p for p in self._started.values() if isinstance(p, Prefetched)]
+        return [p for p in started if p.future.done() and not p.future.cancelled() and p.future.exception() is None]
+
     def close(self) -> None:
-        """Finish: close litellm's clients on this loop, then stop the loop thread."""
+        """Finish: cancel the runs no item will take, close the model clients on this loop, then
+        stop the loop thread."""
+        try:
+            asyncio.run_coroutine_threadsafe(self._wind_down(), self._loop).result(timeout=40)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=30)
+            if not self._thread.is_alive():
+                self._loop.close()
+
+    async def _wind_down(self) -> None:
+        this = asyncio.current_task()
+        rest = [task for task in asyncio.all_tasks() if task is not this]
+        for task in rest:  # conversations of a session that stopped early: end them, not abandon them
+            task.cancel()
+        if rest:
+            await asyncio.wait(rest, timeout=10)
         if participants.uses_llm(self.settings):
             from pytest_tau2.llm.client import aclose
 
-            asyncio.run_coroutine_threadsafe(aclose(), self._loop).result(timeout=30)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=30)
-        self._loop.close()
+            await aclose()

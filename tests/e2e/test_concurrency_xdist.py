@@ -8,6 +8,8 @@ its last gold call (a write), so the verdicts mix passes and failures.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import subprocess
 import sys
 import threading
@@ -118,6 +120,19 @@ def test_xdist_workers_keep_several_conversations_in_flight(runs: dict[str, Any]
     assert "ignored under xdist" not in runs["n2c4"]["stdout"]
 
 
+def _resume(results: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """pytest ``--tau2-resume=<results>`` (not run_pytest: the resume names the results folder)."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, f"--tau2-resume={results}"],
+        cwd=REPO_ROOT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+
+
 @pytest.mark.parametrize("workers", [[], ["-p", "xdist", "-n", "2"]], ids=["one-process", "n2"])
 def test_resumed_results_start_no_conversation(tmp_path: Path, workers: list[str]) -> None:
     """``--tau2-resume --tau2-concurrency``: the prefetcher starts only the scenarios left to run;
@@ -132,17 +147,34 @@ def test_resumed_results_start_no_conversation(tmp_path: Path, workers: list[str
         results = tmp_path / "first" / "results"
         (results / "tau2_retail__2" / "metrics.json").unlink()  # as if the run had died during it
         before = len(server.requests)
-        resume = [*workers, "--tau2-concurrency", "8", "--tau2-resume", str(results)]
-        again = subprocess.run(  # not run_pytest: --tau2-resume names the results folder itself
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *nodes, *model_options(server), *resume],
-            cwd=REPO_ROOT,
-            env=subprocess_env(),
-            capture_output=True,
-            text=True,
-            timeout=240,
-            check=False,
-        )
+        again = _resume(results, [*nodes, *model_options(server), *workers, "--tau2-concurrency", "8"])
         assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-2000:]
         talked = {models.tasks.task_of_user_request(r) or task_of_agent_request(r) for r in server.requests[before:]}
     assert talked == {"2"}
     assert "3 of 4 results resumed" in again.stdout
+
+
+def test_conversations_that_finish_after_the_run_stopped_are_saved_for_resume(tmp_path: Path) -> None:
+    """``-x`` stops the session at the first failing item while the prefetched conversations of the
+    items after it have already finished: their results are saved (not counted in this run) and a
+    resume reports them without a single model call."""
+    tasks = ["1", "2", "3", "4"]  # 1 fails (its agent skips a gold write) and talks slowly
+    models = ScriptedModels(Tasks.load("retail"))
+    steps = models.gold_steps("1")
+    slow = [dataclasses.replace(step, delay_s=0.4) for step in steps[:-2] + steps[-1:]]
+    models.agent["1"] = AgentScript(slow, closing=dataclasses.replace(models.gold_closing("1"), delay_s=0.4))
+    with FakeOpenAIServer(latency_s=0.01) as server:
+        models.install(server)
+        nodes = [node(f"tau2_retail__{t}") for t in tasks]
+        stopped = run_pytest([*nodes, *model_options(server), "-x", "--tau2-concurrency", "8"], tmp_path / "x")
+        assert stopped.returncode == 1, stopped.stdout[-3000:]
+        assert "Interrupted after 1 of 4 scenarios" in stopped.stdout
+        assert "3 more scenarios finished in the background after the run stopped" in stopped.stdout
+        document = json.loads((stopped.results_dir / "all_metrics.json").read_text("utf-8"))
+        assert [m["scenario"] for m in document["scenarios"]] == ["tau2_retail__1"]  # this run: one item
+        for task in tasks:
+            assert (stopped.results_dir / f"tau2_retail__{task}" / "metrics.json").is_file()
+        before = len(server.requests)
+        again = _resume(stopped.results_dir, [*nodes, *model_options(server)])
+        assert "4 of 4 results resumed" in again.stdout, again.stdout[-3000:] + again.stderr[-2000:]
+        assert len(server.requests) == before

@@ -15,7 +15,13 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_tau2"
-PYTEST_ADAPTER = {"pytest_tau2.plugin", "pytest_tau2.items", "pytest_tau2.run_report", "pytest_tau2.worker_queue"}
+PYTEST_ADAPTER = {
+    "pytest_tau2.plugin",
+    "pytest_tau2.items",
+    "pytest_tau2.concurrency",
+    "pytest_tau2.run_report",
+    "pytest_tau2.worker_queue",
+}
 MAX_LINES = 500
 
 

@@ -1,0 +1,94 @@
+"""The pytest side of ``--tau2-concurrency``: one Prefetcher per process (run/prefetch.py), made by
+the first scenario item that can use it, fed from the session's items (an xdist worker: from the
+items queued on it, worker_queue.py), and wound down at the end of the session.
+
+Part of the pytest adapter, with items.py (which asks for the prefetcher) and plugin.py (which
+calls :func:`finish_prefetching`).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_tau2.settings import Settings
+
+if TYPE_CHECKING:
+    from pytest_tau2.run.outcome import ScenarioOutcome
+    from pytest_tau2.run.prefetch import Prefetched, Prefetcher
+    from pytest_tau2.scenario.base import Scenario
+
+PREFETCH_KEY = pytest.StashKey["Prefetcher"]()
+WORKER_QUEUE_UNREADABLE = pytest.StashKey[bool]()
+IDLE_WORK_DONE = pytest.StashKey[bool]()
+
+
+def prefetcher_for(
+    request: pytest.FixtureRequest,
+    settings: Settings,
+    item_ids: Callable[[], list[str | None]],
+    scenario_for: Callable[[str], Scenario],
+    after_run: Callable[[ScenarioOutcome, Prefetched], Any],
+) -> Prefetcher | None:
+    """The process's Prefetcher, made on first use; None when an xdist worker's queue cannot be
+    read (the worker then runs one scenario at a time).
+
+    ``item_ids()[i]`` is the id of ``session.items[i]`` to prefetch, None for an item that is not
+    a scenario to run."""
+    config = request.config
+    if WORKER_QUEUE_UNREADABLE in config.stash:
+        return None
+    prefetcher = config.stash.get(PREFETCH_KEY, None)
+    if prefetcher is not None:
+        return prefetcher
+    from pytest_tau2.run.prefetch import Prefetcher
+    from pytest_tau2.worker_queue import pending_source
+
+    ids = item_ids()
+    prefetcher = Prefetcher(
+        [name for name in ids if name is not None], settings.concurrency, settings, scenario_for, after_run
+    )
+    if hasattr(config, "workerinput"):
+        pending = pending_source(config, ids, prefetcher.lock, prefetcher.cancel)
+        if pending is None:
+            config.stash[WORKER_QUEUE_UNREADABLE] = True
+            prefetcher.close()
+            return None
+        prefetcher.names = pending
+    config.stash[PREFETCH_KEY] = prefetcher
+    return prefetcher
+
+
+def use_idle_time(config: pytest.Config, running: concurrent.futures.Future[Any]) -> None:
+    """While the first prefetched conversations talk, prepare what the end of the run needs
+    (the report template), so the last result is not kept waiting for it. Not in the first
+    second, when the conversations are starting and need the CPU."""
+    if IDLE_WORK_DONE in config.stash or hasattr(config, "workerinput"):
+        return  # done already; an xdist worker writes no report
+    if concurrent.futures.wait([running], timeout=1.0).done:
+        return  # short conversations: try again while the next item waits
+    config.stash[IDLE_WORK_DONE] = True
+    try:
+        from pytest_tau2.report.html.render import template
+
+        template()
+    except Exception:  # the report's own step at the end says what is wrong
+        pass
+
+
+def finish_prefetching(session: pytest.Session) -> None:
+    """End of session: save the conversations that finished for items pytest never reached
+    (Ctrl-C, ``-x``), so neither their model calls nor their results are lost, then close."""
+    prefetcher = session.config.stash.get(PREFETCH_KEY, None)
+    if prefetcher is None:
+        return
+    report = session.config.pluginmanager.get_plugin("tau2-run-report")
+    if report is not None:
+        for run in prefetcher.unclaimed():
+            payload = getattr(run.after, "payload", None)  # items._Result, built on the loop thread
+            if isinstance(payload, dict):
+                report.save_unreported(payload)
+    prefetcher.close()
