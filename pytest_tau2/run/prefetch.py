@@ -208,6 +208,8 @@ class Prefetcher:
         stop the loop thread."""
         try:
             asyncio.run_coroutine_threadsafe(self._wind_down(), self._loop).result(timeout=40)
+        except TimeoutError:
+            pass  # something on the loop would not end: its thread is a daemon, the process still exits
         finally:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=30)
