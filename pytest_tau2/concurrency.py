@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_tau2.run_report import UNREPORTED_KEY, RunReport
 from pytest_tau2.settings import Settings
 
 if TYPE_CHECKING:
@@ -85,10 +86,12 @@ def finish_prefetching(session: pytest.Session) -> None:
     prefetcher = session.config.stash.get(PREFETCH_KEY, None)
     if prefetcher is None:
         return
-    report = session.config.pluginmanager.get_plugin("tau2-run-report")
-    if report is not None:
-        for run in prefetcher.unclaimed():
-            payload = getattr(run.after, "payload", None)  # items._Result, built on the loop thread
-            if isinstance(payload, dict):
-                report.save_unreported(payload)
+    made = [getattr(run.after, "payload", None) for run in prefetcher.unclaimed()]  # items._Result
+    payloads: list[dict[str, Any]] = [payload for payload in made if isinstance(payload, dict)]
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: they travel to the controller, which owns the folder
+        workeroutput[UNREPORTED_KEY] = payloads
+    elif isinstance(report := session.config.pluginmanager.get_plugin("tau2-run-report"), RunReport):
+        for payload in payloads:
+            report.save_unreported(payload)
     prefetcher.close()

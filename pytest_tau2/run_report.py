@@ -23,6 +23,9 @@ from pytest_tau2.report.run_folder import RunFolder
 from pytest_tau2.report.summary import render
 
 SCENARIO_PROPERTY = "tau2_scenario"
+UNREPORTED_KEY = "tau2_unreported"
+"""``workeroutput`` key: the payloads of a worker's conversations that finished for items it
+never reached (concurrency.finish_prefetching), written by the controller when the worker ends."""
 _WORKER_LINE = re.compile(r"^\[[\w-]+\] .* -- Python ")
 _ITEM_ID = re.compile(r"::test_scenario\[(?P<id>.+)\]$")
 
@@ -106,9 +109,19 @@ class RunReport:
         else:
             self.saved_unreported.append(payload["folder"])
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """An xdist worker ended: save what it finished for items it never reached."""
+        for payload in (getattr(node, "workeroutput", None) or {}).get(UNREPORTED_KEY) or ():
+            self.save_unreported(payload)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
-        self.interrupted = "interrupted (Ctrl-C)"
+        # xdist ends a session stopped by -x / --maxfail with its own KeyboardInterrupt subclass,
+        # whose message says why ("stopping after 1 failures"): only a real Ctrl-C is one.
+        exc = getattr(excinfo, "value", None)
+        plain = exc is None or type(exc) is KeyboardInterrupt or not str(exc)
+        self.interrupted = "interrupted (Ctrl-C)" if plain else str(exc)
 
     # ---- the run's files -------------------------------------------------------------------------
 

@@ -154,11 +154,15 @@ def test_resumed_results_start_no_conversation(tmp_path: Path, workers: list[str
     assert "3 of 4 results resumed" in again.stdout
 
 
-def test_conversations_that_finish_after_the_run_stopped_are_saved_for_resume(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [[], ["-p", "xdist", "-n", "2"]], ids=["one-process", "n2"])
+def test_conversations_that_finish_after_the_run_stopped_are_saved_for_resume(
+    tmp_path: Path, workers: list[str]
+) -> None:
     """``-x`` stops the session at the first failing item while the prefetched conversations of the
     items after it have already finished: their results are saved (not counted in this run) and a
-    resume reports them without a single model call."""
-    tasks = ["1", "2", "3", "4"]  # 1 fails (its agent skips a gold write) and talks slowly
+    resume reports them without a single model call. Under ``-n`` the worker hands them to the
+    controller, which owns the results folder."""
+    tasks = ["1", "2", "3", "4", "5", "6", "7", "8"]  # 1 fails (its agent skips a gold write), slowly
     models = ScriptedModels(Tasks.load("retail"))
     steps = models.gold_steps("1")
     slow = [dataclasses.replace(step, delay_s=0.4) for step in steps[:-2] + steps[-1:]]
@@ -166,15 +170,18 @@ def test_conversations_that_finish_after_the_run_stopped_are_saved_for_resume(tm
     with FakeOpenAIServer(latency_s=0.01) as server:
         models.install(server)
         nodes = [node(f"tau2_retail__{t}") for t in tasks]
-        stopped = run_pytest([*nodes, *model_options(server), "-x", "--tau2-concurrency", "8"], tmp_path / "x")
-        assert stopped.returncode == 1, stopped.stdout[-3000:]
-        assert "Interrupted after 1 of 4 scenarios" in stopped.stdout
-        assert "3 more scenarios finished in the background after the run stopped" in stopped.stdout
+        args = [*nodes, *model_options(server), *workers, "-x", "--tau2-concurrency", "8"]
+        stopped = run_pytest(args, tmp_path / "x")
+        assert stopped.returncode in (1, 2), stopped.stdout[-3000:]
         document = json.loads((stopped.results_dir / "all_metrics.json").read_text("utf-8"))
-        assert [m["scenario"] for m in document["scenarios"]] == ["tau2_retail__1"]  # this run: one item
+        reported = {m["scenario"] for m in document["scenarios"]}
+        assert "tau2_retail__1" in reported and len(reported) < len(tasks)
+        assert f"Interrupted after {len(reported)} of {len(tasks)} scenarios: stopping after" in stopped.stdout
+        background = len(tasks) - len(reported)
+        assert f"{background} more scenarios finished in the background after the run stopped" in stopped.stdout
         for task in tasks:
             assert (stopped.results_dir / f"tau2_retail__{task}" / "metrics.json").is_file()
         before = len(server.requests)
         again = _resume(stopped.results_dir, [*nodes, *model_options(server)])
-        assert "4 of 4 results resumed" in again.stdout, again.stdout[-3000:] + again.stderr[-2000:]
+        assert "8 of 8 results resumed" in again.stdout, again.stdout[-3000:] + again.stderr[-2000:]
         assert len(server.requests) == before
