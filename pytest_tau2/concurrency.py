@@ -80,18 +80,24 @@ def use_idle_time(config: pytest.Config, running: concurrent.futures.Future[Any]
         pass
 
 
-def finish_prefetching(session: pytest.Session) -> None:
-    """End of session: save the conversations that finished for items pytest never reached
-    (Ctrl-C, ``-x``), so neither their model calls nor their results are lost, then close."""
+def finish_prefetching(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
+    """End of session: when the run stopped early (Ctrl-C, ``-x``), save the conversations that
+    finished for items pytest never reached, so neither their model calls nor their results are
+    lost; then cancel the rest and close."""
     prefetcher = session.config.stash.get(PREFETCH_KEY, None)
     if prefetcher is None:
         return
-    made = [getattr(run.after, "payload", None) for run in prefetcher.unclaimed()]  # items._Result
-    payloads: list[dict[str, Any]] = [payload for payload in made if isinstance(payload, dict)]
-    workeroutput = getattr(session.config, "workeroutput", None)
-    if workeroutput is not None:  # an xdist worker: they travel to the controller, which owns the folder
-        workeroutput[UNREPORTED_KEY] = payloads
-    elif isinstance(report := session.config.pluginmanager.get_plugin("tau2-run-report"), RunReport):
-        for payload in payloads:
-            report.save_unreported(payload)
+    prefetcher.stop_starting()
+    report = session.config.pluginmanager.get_plugin("tau2-run-report")
+    stopped_early = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop or session.shouldfail)
+    if stopped_early and isinstance(report, RunReport):
+        reached = set(report.started.values())  # their items report (or error) for themselves
+        made = [run.after for run in prefetcher.unclaimed() if run.name not in reached]
+        payloads: list[dict[str, Any]] = [p for m in made if isinstance(p := getattr(m, "payload", None), dict)]
+        workeroutput = getattr(session.config, "workeroutput", None)
+        if workeroutput is not None:  # an xdist worker: they travel to the controller, which owns the folder
+            workeroutput[UNREPORTED_KEY] = payloads
+        else:
+            for payload in payloads:
+                report.save_unreported(payload)
     prefetcher.close()

@@ -157,16 +157,21 @@ def _prefetcher(request: pytest.FixtureRequest, settings: Settings, all_builtin:
     """The process's Prefetcher when --tau2-concurrency applies to this item, else None."""
     if settings.concurrency <= 1 or not all_builtin:
         return None  # an overridden participant fixture: only the item's own fixtures can build it
-    # Item ids: the scenario name, or <name>-t<k> for one of several trials. Results that
-    # --tau2-resume takes from the saved run are not scenarios to run (None, as non-scenarios).
+    # Item ids: the scenario name, or <name>-t<k> for one of several trials. Not to prefetch
+    # (None): results --tau2-resume takes from the saved run, and items whose participant
+    # fixtures a conftest overrides (no model call is spent on a conversation nobody uses).
     saved = request.config.stash.get(SAVED_KEY, {})
+
+    def prefetchable(item: pytest.Item) -> str | None:
+        if _scenario_name(item) is None or not _builtin_participants(item):
+            return None
+        folder = result_folder(item)
+        return None if folder in saved else folder
+
     return concurrency.prefetcher_for(
         request,
         settings,
-        lambda: [
-            folder if _scenario_name(item) is not None and (folder := result_folder(item)) not in saved else None
-            for item in request.session.items
-        ],
+        lambda: [prefetchable(item) for item in request.session.items],
         request.config.stash[CATALOG_KEY].instance,
         after_run=lambda outcome, p: _result_of(outcome, p.agent, p.user, p.context, settings, p.name),
     )
@@ -179,6 +184,18 @@ class _Result:
     metrics: dict[str, Any]
     payload: dict[str, Any]
     infra_text: str | None
+
+
+def _builtin_participants(item: pytest.Item) -> bool:
+    """Whether the item's agent, user and judge fixtures are this module's (not overridden in a
+    conftest): only then can the prefetcher run its conversation. Unknown: assume so, and the
+    item's own check (``Context.built_here``) still decides whether it takes the prefetched run."""
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", None) or {}
+    for name in ("tau2_agent", "tau2_user", "tau2_judge"):
+        chain = defs.get(name)
+        if chain and getattr(chain[-1].func, "__module__", __name__) != __name__:
+            return False
+    return True
 
 
 def _result_of(

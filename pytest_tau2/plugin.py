@@ -493,5 +493,5 @@ def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    finish_prefetching(session)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
+    finish_prefetching(session, exitstatus)

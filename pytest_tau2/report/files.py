@@ -99,17 +99,25 @@ _ORJSON_OPTIONS = (
 )
 
 
+def _plain(value: Any) -> Any:
+    """What json's ``default=str`` would make of a value orjson does not know: a float subclass
+    (numpy's float64) stays a number, anything else becomes its ``str``."""
+    return float(value) if isinstance(value, float) else str(value)
+
+
 def dumps(data: Any) -> str:
     """Indented JSON as the result files hold it (dates and other objects via ``str``).
 
     orjson writes it (~10x faster than the json module, whose indented output is made by Python
     code: it was most of the time a scenario's files took). The text differs from ``json.dumps``
-    only in spelling, never in value: non-ASCII characters are written as UTF-8, not ``\\u``
-    escapes, and floats in their shortest form (``1e-05`` as ``1e-5``). What orjson refuses
-    (keys that are not strings, integers past 64 bits) goes through the json module.
+    in spelling: non-ASCII characters are written as UTF-8, not ``\\u`` escapes, and floats in
+    their shortest form (``1e-05`` as ``1e-5``). Two values differ, neither of which these files
+    hold: NaN and infinities become ``null`` (json writes the non-standard ``NaN``), and a plain
+    ``Enum`` member its value (json, with ``default=str``, its name). What orjson refuses (keys
+    that are not strings, integers past 64 bits) goes through the json module.
     """
     try:
-        return orjson.dumps(data, default=str, option=_ORJSON_OPTIONS).decode("utf-8")
+        return orjson.dumps(data, default=_plain, option=_ORJSON_OPTIONS).decode("utf-8")
     except orjson.JSONEncodeError:
         return json.dumps(data, indent=2, default=str) + "\n"
 

@@ -84,6 +84,7 @@ class Prefetcher:
         self._next = 0  # index in ``_order`` of the next scenario to consider
         self._wanted: str | None = None  # the item pytest waits for, started at the next free slot
         self._expected: dict[str, int] = {}
+        self._closing = False  # set by stop_starting(): the session is ending, start nothing more
         self._lock = threading.RLock()
         self._slot_freed = threading.Condition(self._lock)
         self._loop = asyncio.new_event_loop()
@@ -94,10 +95,12 @@ class Prefetcher:
         """The run of ``name``: already started, started now in a free slot, or (every slot
         busy) started in the next slot that frees."""
         with self._lock:
-            while name not in self._done and self._in_flight >= self.width:
-                self._wanted = name  # the next free slot is its
-                self._slot_freed.wait()
-            self._wanted = None if self._wanted == name else self._wanted
+            try:
+                while name not in self._done and self._in_flight >= self.width:
+                    self._wanted = name  # the next free slot is its
+                    self._slot_freed.wait()
+            finally:  # also when Ctrl-C ends the wait: no slot goes to an item nobody waits for
+                self._wanted = None if self._wanted == name else self._wanted
             self._start(name)
             self._fill()
             started = self._started.pop(name)
@@ -111,6 +114,8 @@ class Prefetcher:
         return self._lock
 
     def _fill(self) -> None:
+        if self._closing:
+            return
         if self._wanted is not None and self._in_flight < self.width:
             self._start(self._wanted)
             self._wanted = None
@@ -147,7 +152,8 @@ class Prefetcher:
         """Forget runs that this process will not take (xdist stole their items): cancel them."""
         with self._lock:
             for name in names:
-                self._done.add(name)
+                # Not "done": a stolen item may come back to this worker, and then it starts anew.
+                self._done.discard(name)
                 started = self._started.pop(name, None)
                 if isinstance(started, Prefetched):
                     started.future.cancel()
@@ -196,6 +202,11 @@ class Prefetcher:
                 prefetched.after = None
         return outcome
 
+    def stop_starting(self) -> None:
+        """The session is ending: no slot that frees from now on starts another run."""
+        with self._lock:
+            self._closing = True
+
     def unclaimed(self) -> list[Prefetched]:
         """Runs that ended well but whose items never took them: the session stopped early
         (Ctrl-C, ``-x``) while conversations further down the order had already finished."""
@@ -206,6 +217,7 @@ class Prefetcher:
     def close(self) -> None:
         """Finish: cancel the runs no item will take, close the model clients on this loop, then
         stop the loop thread."""
+        self.stop_starting()  # cancelling a run frees its slot: it must not start the next one
         try:
             asyncio.run_coroutine_threadsafe(self._wind_down(), self._loop).result(timeout=40)
         except TimeoutError:

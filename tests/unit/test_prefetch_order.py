@@ -184,3 +184,28 @@ def test_after_run_builds_on_the_loop_thread_and_a_failure_leaves_it_to_the_item
     assert a.future.result(timeout=5) == "a" and a.after == "files of a"
     assert b.future.result(timeout=5) == "b" and b.after is None  # the item builds it again, and fails there
     assert threads == {"a": "tau2-prefetch", "b": "tau2-prefetch"}
+
+
+def test_closing_cancels_what_runs_and_starts_nothing_more() -> None:
+    p = HeldRuns(list(GOLD), width=2)
+    p.take("a")
+    assert p.order == ["a", "b"]
+    p.close()  # cancelling a and b frees their slots: the others must not start (and be abandoned)
+    assert p.order == ["a", "b"]
+    assert all(future.cancelled() for future in p.freed)
+
+
+def test_an_item_stolen_away_and_given_back_starts_anew(close_after: Any) -> None:
+    queue = ["a", "b", "c"]
+    p = HeldRuns([], width=3)
+    p.names = lambda: list(queue)
+    close_after(p)
+    p.take("a")
+    assert p.order == ["a", "b", "c"]
+    queue.remove("b")
+    p.cancel(["b"])  # xdist's work stealing took it to another worker ...
+    queue.append("b")  # ... and it came back
+    again = p.take("b")
+    assert p.order == ["a", "b", "c", "b"]
+    p.gates["b"].set()
+    assert again.future.result(timeout=5) == "b"

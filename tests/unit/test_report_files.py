@@ -20,6 +20,7 @@ VALUES: dict[str, Any] = {
     "non-ASCII and escapes": {"name": "Zoë \u2603 \U0001f600", "text": 'line\n"quoted"\t\\ \x7f'},
     "dates and tuples": {"when": dt.date(2025, 2, 25), "pair": (1, "two")},
     "non-str keys": {3: "int", 2.5: "float", True: "bool", None: "none"},
+    "float subclass (numpy's float64 is one)": {"score": type("Float", (float,), {})(0.75)},
 }
 
 
