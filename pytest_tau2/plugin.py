@@ -8,20 +8,16 @@ and aggregates results. A scenario is a parametrized test function (``test_scena
 
 from __future__ import annotations
 
-import dataclasses
-import datetime as _dt
 import difflib
 import fnmatch
-import itertools
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_tau2 import workers
+from pytest_tau2 import invocation, workers
 from pytest_tau2.concurrency import finish_prefetching
-from pytest_tau2.errors import SettingsError
 from pytest_tau2.gc_policy import freeze_collected
 from pytest_tau2.items import (
     CATALOG_KEY,
@@ -34,7 +30,6 @@ from pytest_tau2.items import (
     selection_patterns,
     trial_params,
 )
-from pytest_tau2.llm.secrets import redact
 from pytest_tau2.report.run_folder import RunFolder, RunFolderError
 from pytest_tau2.report.shards import Shard, parse_shard, select
 from pytest_tau2.run import participants
@@ -49,7 +44,7 @@ from pytest_tau2.scenario.selection import (
     unavailable_domain,
 )
 from pytest_tau2.selection_hint import SelectionHints, XdistSelectionHints
-from pytest_tau2.settings import OPTIONS, Settings, resolve
+from pytest_tau2.settings import OPTIONS, Settings
 
 pytest_plugins = ["pytest_tau2.items"]
 """The scenario item's fixtures, test function and report hook live there (registered with this plugin)."""
@@ -77,96 +72,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             parser.addini(option.ini, option.help, default=None)
 
 
-PATH_OPTIONS = tuple(f"--tau2-{n}" for n in ("results-dir", "resume", "data-dir", "eval-data-root", "cassette-dir"))
-
-
-def _check_separated_path_options(config: pytest.Config) -> None:
-    """Refuse ``--tau2-results-dir DIR`` when it has made pytest miss the project's configuration.
-
-    pytest finds its rootdir and configuration file before plugins register their options, so
-    it takes the DIR of ``--tau2-results-dir DIR`` for a test path; a DIR outside the project
-    moves the search away from the project's pytest.ini/pyproject.toml (testpaths, addopts and
-    the root conftest are then ignored). ``--tau2-results-dir=DIR`` cannot mislead it.
-    """
-    if config.inipath is not None:
-        return
-    missed = _config_file_between(config.invocation_params.dir, config.rootpath)
-    if missed is None:
-        return
-    args = [str(a) for a in config.invocation_params.args]
-    for flag, value in itertools.pairwise(args):
-        if flag in PATH_OPTIONS and Path(value).exists():
-            raise pytest.UsageError(
-                f"write {flag}={value} (with '='): given as two arguments, pytest took {value} for a test path "
-                f"while looking for the project's configuration and missed {missed}"
-            )
-
-
-def _join_path_options(config: pytest.Config) -> None:
-    """Rewrite ``--tau2-results-dir DIR`` as ``--tau2-results-dir=DIR`` in the invocation args.
-
-    xdist starts its workers with the controller's invocation args, and a worker looks for its
-    rootdir before the plugin's options are known: once this run has created DIR, a separated
-    DIR would be taken for a test path there and move the worker's rootdir (and with it the
-    project's conftest and ini file).
-    """
-    args = [str(a) for a in config.invocation_params.args]
-    joined: list[str] = []
-    skip = False
-    for flag, value in itertools.zip_longest(args, args[1:]):
-        if skip:
-            skip = False
-            continue
-        if flag in PATH_OPTIONS and value is not None:
-            joined.append(f"{flag}={value}")
-            skip = True
-        else:
-            joined.append(flag)
-    if joined != args:
-        config.invocation_params = dataclasses.replace(config.invocation_params, args=tuple(joined))
-
-
-def _config_file_between(start: Path, stop: Path) -> Path | None:
-    """A pytest configuration file in ``start`` or its parents below ``stop``, if any."""
-    for folder in (start, *start.parents):
-        if folder == stop:
-            return None
-        for name in ("pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg"):
-            if (folder / name).is_file():
-                return folder / name
-        pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and "[tool.pytest" in pyproject.read_text("utf-8", errors="replace"):
-            return pyproject
-    return None
-
-
-def _settings_from_config(config: pytest.Config) -> Settings:
-    cli = {o.name: config.getoption(f"tau2_{o.name}") for o in OPTIONS}
-    ini = {o.name: config.getini(o.ini) for o in OPTIONS}
-    try:
-        values = resolve(cli, ini)
-    except ValueError as exc:
-        raise pytest.UsageError(redact(str(exc))) from None
-    values["eval_data_root"] = str(config.rootpath / (values["eval_data_root"] or "data"))
-    values["cassette_dir"] = str(config.rootpath / (values["cassette_dir"] or "cassettes"))
-    if values["resume"]:
-        resume = Path(values["resume"]).resolve()
-        if values["results_dir"] and Path(values["results_dir"]).resolve() != resume:
-            raise pytest.UsageError("--tau2-resume DIR continues the run in DIR: leave out --tau2-results-dir")
-        values["results_dir"] = values["resume"] = str(resume)
-    if values["results_dir"]:
-        values["results_dir"] = str(Path(values["results_dir"]).resolve())
-    else:
-        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-        values["results_dir"] = str(config.rootpath / "tau2-results" / stamp)
-    settings = Settings(**values)
-    try:
-        participants.validate_settings(settings)
-    except SettingsError as exc:
-        raise pytest.UsageError(redact(str(exc), settings.secrets())) from None  # usage errors echo options
-    return settings
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
@@ -176,9 +81,7 @@ def pytest_configure(config: pytest.Config) -> None:
         relative = workerinput.get("tau2_root_relative") or {}
         config.stash[SETTINGS_KEY] = workers.receive(workerinput["tau2_settings"], relative, config.rootpath)
     else:
-        _check_separated_path_options(config)
-        _join_path_options(config)
-        config.stash[SETTINGS_KEY] = _settings_from_config(config)
+        config.stash[SETTINGS_KEY] = invocation.settings_of(config)
     settings = config.stash[SETTINGS_KEY]
     config.stash[CATALOG_KEY] = ScenarioCatalog(settings, workerid=(workerinput or {}).get("workerid"))
     folder = None

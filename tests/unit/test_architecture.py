@@ -19,6 +19,7 @@ PYTEST_ADAPTER = {
     "pytest_tau2.plugin",
     "pytest_tau2.items",
     "pytest_tau2.concurrency",
+    "pytest_tau2.invocation",
     "pytest_tau2.run_report",
     "pytest_tau2.worker_queue",
 }
