@@ -209,3 +209,19 @@ def test_an_item_stolen_away_and_given_back_starts_anew(close_after: Any) -> Non
     assert p.order == ["a", "b", "c", "b"]
     p.gates["b"].set()
     assert again.future.result(timeout=5) == "b"
+
+
+def test_runs_finished_ahead_of_pytest_are_bounded(close_after: Any) -> None:
+    p = HeldRuns(list(GOLD), width=2)
+    p.ahead = 3  # runs started and not yet taken by pytest
+    close_after(p)
+    p.take("a")
+    assert p.order == ["a", "b"]
+    p.release("b")  # b finished, untaken; e starts in its slot
+    p.release("e")  # b and e untaken; c starts
+    assert p.order == ["a", "b", "e", "c"]
+    p.release("c")  # b, e and c untaken: the slot that frees stays empty
+    assert p.order == ["a", "b", "e", "c"]
+    p.take("b")  # pytest takes one: room for the next
+    assert p.order == ["a", "b", "e", "c", "f"]
+    assert p.take("e").future.result(timeout=5) == "e"
