@@ -138,16 +138,18 @@ def tau2_outcome(
         taken = _or_fail(tau2_scenario.name, lambda: prefetcher.take(result_folder(node)))
         # The prefetcher built and ran its own built-in participants: name those, not the fixtures'.
         tau2_scenario, tau2_context, tau2_agent, tau2_user = taken.scenario, taken.context, taken.agent, taken.user
-        run: Callable[[], ScenarioOutcome] = taken.future.result
         concurrency.use_idle_time(request.config, taken.future)
+
+        def run() -> tuple[ScenarioOutcome, _Result | None]:
+            outcome = taken.future.result()  # the loop thread sets taken.after before this is ready
+            return outcome, taken.after if isinstance(taken.after, _Result) else None
     else:
 
-        def run() -> ScenarioOutcome:
-            return asyncio.run(_run(tau2_scenario, tau2_agent, tau2_user, tau2_judge, tau2_settings))
+        def run() -> tuple[ScenarioOutcome, _Result | None]:
+            return asyncio.run(_run(tau2_scenario, tau2_agent, tau2_user, tau2_judge, tau2_settings)), None
 
     def record() -> ScenarioOutcome:
-        outcome = run()
-        made = taken.after if prefetcher is not None and isinstance(taken.after, _Result) else None
+        outcome, made = run()
         return _record(outcome, tau2_agent, tau2_user, tau2_context, tau2_settings, node, request.session, made)
 
     return _or_fail(tau2_scenario.name, record)

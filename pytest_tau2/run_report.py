@@ -87,13 +87,18 @@ class RunReport:
     def _write(self, nodeid: str, payload: dict[str, Any]) -> None:
         self.results[nodeid] = payload["metrics"]
         self.errors.pop(nodeid, None)
-        try:
-            files.write_payload(self.results_dir, payload)
+        if self._write_files(payload):
             # Reports stay in memory until the session ends (pytest keeps them for its summary):
             # keep the metrics, drop the file texts (transcripts, DB dumps) once they are on disk.
             payload["files"] = {}
+
+    def _write_files(self, payload: dict[str, Any]) -> bool:
+        try:
+            files.write_payload(self.results_dir, payload)
         except OSError as exc:  # the folder was checked at start; a full disk must not lose the rest
             self.write_failures.append(f"{payload['folder']}: {exc}")
+            return False
+        return True
 
     def save_unreported(self, payload: dict[str, Any]) -> None:
         """Write the files of a conversation that finished in the background for an item pytest
@@ -102,11 +107,7 @@ class RunReport:
         ``--tau2-resume`` reports instead of paying for the conversation again."""
         if self.is_worker:
             return  # the controller owns the folder, and no report will carry these files there
-        try:
-            files.write_payload(self.results_dir, payload)
-        except OSError as exc:
-            self.write_failures.append(f"{payload['folder']}: {exc}")
-        else:
+        if self._write_files(payload):
             self.saved_unreported.append(payload["folder"])
 
     @pytest.hookimpl(optionalhook=True)

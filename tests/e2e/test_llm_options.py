@@ -130,19 +130,24 @@ def test_every_option_is_registered_with_pytest() -> None:
         assert option.ini in done.stdout
 
 
-@pytest.mark.parametrize("flag", ["--tau2-resume", "--tau2-cassette-dir"])
-def test_every_path_option_with_a_separate_value_is_refused(tmp_path: Path, flag: str) -> None:
-    """'--tau2-resume DIR' moved the rootdir to DIR, and the resume failed on a data root that
-    seemed to have changed ('<DIR>/data'): the '=' form is named instead, as for the results dir."""
-    separated = [flag, str(tmp_path), "-k", "restaurant__pizza_pepperoni"]
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *separated],
+def _collect_pizza(*options: str) -> subprocess.CompletedProcess[str]:
+    """``pytest --collect-only`` of one restaurant scenario in the repository, with ``options``."""
+    pizza = ["-k", "restaurant__pizza_pepperoni"]
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *options, *pizza],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+@pytest.mark.parametrize("flag", ["--tau2-resume", "--tau2-cassette-dir"])
+def test_every_path_option_with_a_separate_value_is_refused(tmp_path: Path, flag: str) -> None:
+    """'--tau2-resume DIR' moved the rootdir to DIR, and the resume failed on a data root that
+    seemed to have changed ('<DIR>/data'): the '=' form is named instead, as for the results dir."""
+    done = _collect_pizza(flag, str(tmp_path))
     assert done.returncode == 4, done.stdout[-2000:]
     assert f"write {flag}={tmp_path} (with '=')" in done.stderr
 
@@ -152,47 +157,10 @@ def test_path_option_with_a_separate_value_is_refused_with_the_fix(tmp_path: Pat
     take DIR for a test path; the plugin then refuses the run and names the '=' form."""
     outside = tmp_path / "tau2-data"  # an existing folder outside the project, like a shared data copy
     outside.mkdir()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--collect-only",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--tau2-results-dir",
-            str(outside),
-            "-k",
-            "restaurant__pizza_pepperoni",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _collect_pizza("--tau2-results-dir", str(outside))
     assert done.returncode == 4, done.stdout[-2000:]
     assert f"--tau2-results-dir={outside}" in done.stderr
-    fixed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--collect-only",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            f"--tau2-results-dir={outside}",
-            "-k",
-            "restaurant__pizza_pepperoni",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    fixed = _collect_pizza(f"--tau2-results-dir={outside}")
     collected = [line for line in fixed.stdout.splitlines() if "::" in line]
     assert collected == ["scenarios/test_scenarios.py::test_scenario[restaurant__pizza_pepperoni]"], collected[:5]
 
