@@ -1,4 +1,4 @@
-"""ONE scenario end to end, without pytest: seed -> gold replay -> conversation -> judge -> score.
+"""ONE scenario end to end, without pytest: seed -> conversation -> gold replay -> judge -> score.
 
 The pytest adapter (plugin.py), the prefetcher and any script call :func:`run_scenario`; the
 agent may run in process or behind a WebSocket (its :class:`~pytest_tau2.run.agent_side.AgentSide`
@@ -45,13 +45,16 @@ async def run_scenario(
     settings: Settings,
     judge: Judge | None = None,
 ) -> ScenarioOutcome:
-    """Seed, replay gold, converse, judge, score, apply the stall rule."""
+    """Seed, converse, replay gold, judge, score, apply the stall rule.
+
+    The gold replay runs after the conversation: only the scoring needs its expected end state.
+    Before it, conversations started together (up to ``--tau2-concurrency`` at once) would each
+    replay theirs, about 1 ms apiece, ahead of the first request of any of them.
+    """
     start = time.perf_counter()
     scenario.bind(settings)
-    gold = gold_replay(scenario, settings)
-    prepared = prepare(scenario, settings)
+    prepared = prepare(scenario, settings)  # a data error fails here, before any model call
     side = agent_side_for(agent)
-    expected = gold.hashes if gold is not None else None
     need_dbs = bool(scenario.db_state_assertions) or settings.save_db
     try:
         try:
@@ -70,6 +73,8 @@ async def run_scenario(
                 limits=limits_for(scenario, settings),
                 greeting=scenario.agent_greeting,
             ).run()
+        gold = gold_replay(scenario, settings)
+        expected = gold.hashes if gold is not None else None
         try:
             final = await side.final_state(prepared, result, expected_hashes=expected, need_dbs=need_dbs)
         except InfrastructureError as exc:

@@ -1,0 +1,63 @@
+"""run_scenario's order: the conversation's first turn does not wait for the gold replay, which
+runs before the end state is compared (only the scoring needs it)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pytest_tau2.domains.tau2_sources  # noqa: F401  (registers the tau2 domains)
+from pytest_tau2.conversation.offline import OracleAgent, ScriptedUser
+from pytest_tau2.conversation.protocol import Reply
+from pytest_tau2.run import participants, pipeline
+from pytest_tau2.scenario.registry import all_scenarios
+from pytest_tau2.settings import Settings
+
+DATA_DIR = Path(os.environ.get("TAU2_DATA_DIR", "/work/shared/tau2-data"))
+if not (DATA_DIR / "tau2" / "domains").is_dir():
+    pytest.skip(f"no tau2 data under {DATA_DIR} (set TAU2_DATA_DIR)", allow_module_level=True)
+
+
+class Recording:
+    """A participant that notes each turn in ``events`` before the wrapped one answers."""
+
+    def __init__(self, inner: Any, label: str, events: list[str]) -> None:
+        self.inner, self.label, self.events = inner, label, events
+
+    async def respond(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
+        self.events.append(self.label)
+        reply: Reply = await self.inner.respond(messages, tools)
+        return reply
+
+
+def test_first_turn_before_gold_replay_and_scoring_still_uses_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = Settings(data_dir=str(DATA_DIR), results_dir=str(tmp_path))
+    scenario = all_scenarios(settings)["tau2_retail__5"]().bind(settings)
+    events: list[str] = []
+    replay = pipeline.gold_replay
+
+    def recorded_replay(*args: Any) -> Any:
+        events.append("gold replay")
+        return replay(*args)
+
+    monkeypatch.setattr(pipeline, "gold_replay", recorded_replay)
+    ctx = participants.Context.for_scenario(scenario, settings)
+    user = ScriptedUser(scenario.user_opening(), ctx.plan, patience=5, agent_follows_plan=True)
+    outcome = asyncio.run(
+        pipeline.run_scenario(
+            scenario,
+            agent=Recording(OracleAgent(ctx.plan), "agent", events),
+            user=Recording(user, "user", events),
+            settings=settings,
+        )
+    )
+    assert events[0] in ("user", "agent")
+    assert events.count("gold replay") == 1 and events[-1] == "gold replay"  # after the last turn
+    assert outcome.gold is not None and outcome.gold.hashes
+    assert outcome.signals["db_state_match"] is True  # the oracle's end state matches the replayed gold
