@@ -9,6 +9,7 @@ calls :func:`finish_prefetching`).
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
 PREFETCH_KEY = pytest.StashKey["Prefetcher"]()
 WORKER_QUEUE_UNREADABLE = pytest.StashKey[bool]()
 IDLE_WORK_DONE = pytest.StashKey[bool]()
+CONTROLLER_IDLE_WORK = pytest.StashKey[threading.Timer]()
+IDLE_DELAY_S = 1.0
+"""Idle-time work waits this long: in the first second the conversations start and need the CPU."""
 
 
 def prefetcher_for(
@@ -69,9 +73,33 @@ def use_idle_time(config: pytest.Config, running: concurrent.futures.Future[Any]
     second, when the conversations are starting and need the CPU."""
     if IDLE_WORK_DONE in config.stash or hasattr(config, "workerinput"):
         return  # done already; an xdist worker writes no report
-    if concurrent.futures.wait([running], timeout=1.0).done:
+    if concurrent.futures.wait([running], timeout=IDLE_DELAY_S).done:
         return  # short conversations: try again while the next item waits
     config.stash[IDLE_WORK_DONE] = True
+    _compile_report_template()
+
+
+def use_controller_idle_time(config: pytest.Config) -> None:
+    """The xdist controller's main thread only waits for its workers' reports: a second into the
+    run, a thread compiles the report template there (with its imports, ~0.1 s), which the end of
+    the run otherwise waited for after the last worker finished."""
+    if CONTROLLER_IDLE_WORK in config.stash:
+        return
+    timer = threading.Timer(IDLE_DELAY_S, _compile_report_template)
+    timer.daemon = True
+    config.stash[CONTROLLER_IDLE_WORK] = timer
+    timer.start()
+
+
+def end_controller_idle_time(config: pytest.Config) -> None:
+    """Before the report is written: drop the idle-time work if it has not begun, else let it end."""
+    timer = config.stash.get(CONTROLLER_IDLE_WORK, None)
+    if timer is not None:
+        timer.cancel()
+        timer.join()
+
+
+def _compile_report_template() -> None:
     try:
         from pytest_tau2.report.html.render import template
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from pytest_tau2 import invocation, workers
-from pytest_tau2.concurrency import finish_prefetching
-from pytest_tau2.gc_policy import freeze_collected
+from pytest_tau2.concurrency import end_controller_idle_time, finish_prefetching, use_controller_idle_time
+from pytest_tau2.gc_policy import freeze_at_session_end, freeze_collected, session_configured
 from pytest_tau2.items import (
     CATALOG_KEY,
     PARAM,
@@ -74,6 +74,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    session_configured()
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
     workerinput = getattr(config, "workerinput", None)
@@ -150,6 +151,7 @@ class _XdistHooks:
         report = node.config.pluginmanager.get_plugin("tau2-run-report")
         if isinstance(report, RunReport):
             report.worker_collected(ids)
+            use_controller_idle_time(node.config)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -398,3 +400,9 @@ def _is_worker(config: pytest.Config) -> bool:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
     finish_prefetching(session, exitstatus)
+    end_controller_idle_time(session.config)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    freeze_at_session_end()  # what pytest and the interpreter then collect is only what comes after

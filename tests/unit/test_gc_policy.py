@@ -1,4 +1,6 @@
-"""``freeze_collected``: the young generations collected, then everything alive frozen; once per process."""
+"""``freeze_collected``: the young generations collected, then everything alive frozen; once per
+process. ``freeze_at_session_end``: one full collection, then a freeze, at the end of the outermost
+session; once per process."""
 
 from __future__ import annotations
 
@@ -15,3 +17,20 @@ def test_collects_then_freezes_once_per_process(monkeypatch: pytest.MonkeyPatch)
     assert gc_policy.freeze_collected() is True
     assert gc_policy.freeze_collected() is False  # a later session in the same process freezes nothing more
     assert calls == ["collect(1,)", "freeze"]
+
+
+def test_session_end_freezes_once_outermost_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(gc_policy, "_frozen_at_end", False)
+    monkeypatch.setattr(gc_policy, "_live_sessions", 0)
+    monkeypatch.setattr(gc_policy.gc, "collect", lambda *a: calls.append(f"collect{a}") or 0)
+    monkeypatch.setattr(gc_policy.gc, "freeze", lambda: calls.append("freeze"))
+    gc_policy.session_configured()  # a test session ...
+    gc_policy.session_configured()  # ... running another in its process (pytester in-process)
+    assert gc_policy.freeze_at_session_end() is False  # the inner one: the outer session's objects are live
+    assert calls == []
+    assert gc_policy.freeze_at_session_end() is True
+    assert calls == ["collect()", "freeze"]  # a full collection first: no garbage is frozen
+    gc_policy.session_configured()
+    assert gc_policy.freeze_at_session_end() is False  # once per process
+    assert calls == ["collect()", "freeze"]

@@ -1,0 +1,45 @@
+"""The xdist controller compiles the report template a moment into the run, on a thread; the end
+of the session drops that work when it has not begun and waits for it when it has."""
+
+from __future__ import annotations
+
+import threading
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from pytest_tau2 import concurrency
+
+
+def _config() -> SimpleNamespace:
+    return SimpleNamespace(stash=pytest.Stash())
+
+
+def test_compiles_after_the_delay_and_the_end_waits_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    started, done = threading.Event(), []
+
+    def compile_template() -> None:
+        started.set()
+        time.sleep(0.05)
+        done.append(threading.current_thread() is not threading.main_thread())
+
+    monkeypatch.setattr(concurrency, "IDLE_DELAY_S", 0.0)
+    monkeypatch.setattr(concurrency, "_compile_report_template", compile_template)
+    config = _config()
+    concurrency.use_controller_idle_time(config)  # type: ignore[arg-type]
+    concurrency.use_controller_idle_time(config)  # type: ignore[arg-type]  # once per session
+    assert started.wait(5)
+    concurrency.end_controller_idle_time(config)  # type: ignore[arg-type]
+    assert done == [True]  # ran once, off the main thread, and finished before the end went on
+
+
+def test_a_short_run_drops_the_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr(concurrency, "_compile_report_template", lambda: calls.append(1))
+    config = _config()
+    concurrency.use_controller_idle_time(config)  # type: ignore[arg-type]
+    concurrency.end_controller_idle_time(config)  # type: ignore[arg-type]
+    time.sleep(0.05)
+    assert calls == []  # the report's own step compiles it
+    concurrency.end_controller_idle_time(_config())  # type: ignore[arg-type]  # never started: nothing to do
