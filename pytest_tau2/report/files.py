@@ -122,6 +122,26 @@ def dumps(data: Any) -> str:
         return json.dumps(data, indent=2, default=str) + "\n"
 
 
+def loads(data: bytes | str) -> Any:
+    """JSON text to values: orjson (~3x faster than the json module on result files), and the
+    json module for what only it reads (``NaN``, ``Infinity``, which it writes), raising its error."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
+
+
+_COMPACT_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+
+
+def dumps_compact(data: Any) -> str:
+    """Compact JSON, dates and other objects via ``str`` (as :func:`dumps`, without indentation)."""
+    try:
+        return orjson.dumps(data, default=_plain, option=_COMPACT_OPTIONS).decode("utf-8")
+    except orjson.JSONEncodeError:
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
 # compact JSON -> :func:`dumps` text, for values every scenario of a domain repeats (its tools)
 _REPEATED: dict[str, str] = {}
 

@@ -87,3 +87,18 @@ def test_write_json_writes_indented_json_with_a_final_newline(tmp_path: Path) ->
     data = {"scenarios": [{"a": 1, "when": dt.date(2025, 2, 25)}], "errors_without_result": []}
     files.write_json(tmp_path / "sub" / "all_metrics.json", data)
     assert (tmp_path / "sub" / "all_metrics.json").read_text() == json.dumps(data, indent=2, default=str) + "\n"
+
+
+@pytest.mark.parametrize("value", VALUES.values(), ids=list(VALUES))
+def test_dumps_compact_and_loads_hold_what_the_json_module_does(value: Any) -> None:
+    expected = json.loads(json.dumps(value, default=str))
+    assert json.loads(files.dumps_compact(value)) == expected
+    assert files.loads(json.dumps(value, default=str)) == expected
+    assert files.loads(json.dumps(value, default=str).encode()) == expected
+
+
+def test_loads_reads_the_json_modules_nan_and_raises_its_error() -> None:
+    value = files.loads(b'{"rate": NaN, "cap": Infinity}')
+    assert value["rate"] != value["rate"] and value["cap"] == float("inf")  # json writes these; orjson refuses them
+    with pytest.raises(json.JSONDecodeError):
+        files.loads(b'{"rate": ')

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from pytest_tau2.errors import Tau2Error
+from pytest_tau2.report import files
 
 METRICS = "metrics.json"
 ALL_METRICS = "all_metrics.json"
@@ -209,7 +210,7 @@ class Run:
 
 def read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text("utf-8"))
+        return files.loads(path.read_bytes())
     except FileNotFoundError:
         raise
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -23,6 +23,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, Template, select_autoescape
 from markupsafe import Markup
 
+from pytest_tau2.report import files
 from pytest_tau2.report.html import formatting
 from pytest_tau2.report.html.loader import Run, ScenarioResult, load_details, load_run, raw_files
 from pytest_tau2.report.html.overview_charts import overview_charts
@@ -131,7 +132,7 @@ def _asset(name: str) -> str:
 
 def _script_json(data: Any) -> str:
     """JSON safe inside a <script> element (no ``</script>``, no ``<!--``)."""
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str)
+    text = files.dumps_compact(data)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
