@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-import jsonschema
-
 from pytest_tau2.environment.db import copy_db
 from pytest_tau2.environment.tools import Tool
 
@@ -113,16 +111,27 @@ def _parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any
 _VALIDATORS: dict[type[Tool], Any] = {}
 
 
+def warm_up() -> None:
+    """Import what checking a tool call's arguments needs (jsonschema, ~30 ms), ahead of the first
+    call: the prefetcher does it while its first model requests are out (run/prefetch.py)."""
+    import jsonschema.exceptions
+    import jsonschema.validators  # noqa: F401
+
+
 def _validator(tool_cls: type[Tool]) -> Any:
     # Built once per tool class: schema checking is on the hot path of every call.
     validator = _VALIDATORS.get(tool_cls)
     if validator is None:
+        import jsonschema.validators  # here, not at import: a process that calls no tool never pays for it
+
         validator_cls = jsonschema.validators.validator_for(tool_cls.parameters)
         validator = _VALIDATORS[tool_cls] = validator_cls(tool_cls.parameters)
     return validator
 
 
 def _schema_problem(tool_cls: type[Tool], arguments: dict[str, Any]) -> str | None:
+    import jsonschema.exceptions
+
     error = jsonschema.exceptions.best_match(_validator(tool_cls).iter_errors(arguments))
     if error is None:
         return None

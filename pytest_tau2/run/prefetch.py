@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_tau2.conversation.protocol import Participant
+from pytest_tau2.environment.env import warm_up
 from pytest_tau2.run import participants
 from pytest_tau2.run.agent_side import ProvidesAgentSide
 from pytest_tau2.run.outcome import ScenarioOutcome
@@ -29,6 +30,10 @@ from pytest_tau2.run.pipeline import run_scenario
 from pytest_tau2.run.trials import split_trial_id
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.settings import Settings
+
+WARM_UP_AFTER_S = 0.05
+"""When the first runs have sent their first requests, the loop imports what their first tool calls
+need (:func:`~pytest_tau2.environment.env.warm_up`): it waits for the model then anyway."""
 
 
 @dataclass
@@ -91,6 +96,7 @@ class Prefetcher:
         self._wanted: str | None = None  # the item pytest waits for, started at the next free slot
         self._expected: dict[str, int] = {}
         self._closing = False  # set by stop_starting(): the session is ending, start nothing more
+        self._warmed = False
         self._lock = threading.RLock()
         self._slot_freed = threading.Condition(self._lock)
         self._loop = asyncio.new_event_loop()
@@ -110,6 +116,9 @@ class Prefetcher:
             self._start(name)
             started = self._started.pop(name)
             self._fill()
+            if not self._warmed and not self._loop.is_closed():
+                self._warmed = True
+                self._loop.call_soon_threadsafe(self._loop.call_later, WARM_UP_AFTER_S, warm_up)
         if isinstance(started, BaseException):
             raise started
         return started

@@ -225,3 +225,22 @@ def test_runs_finished_ahead_of_pytest_are_bounded(close_after: Any) -> None:
     p.take("b")  # pytest takes one: room for the next
     assert p.order == ["a", "b", "e", "c", "f"]
     assert p.take("e").future.result(timeout=5) == "e"
+
+
+def test_the_loop_warms_up_once_after_the_first_requests(close_after: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the first tool calls import is imported on the loop while the first runs wait for their models."""
+    import pytest_tau2.run.prefetch as prefetch
+
+    threads: list[str] = []
+    monkeypatch.setattr(prefetch, "WARM_UP_AFTER_S", 0.0)
+    monkeypatch.setattr(prefetch, "warm_up", lambda: threads.append(threading.current_thread().name))
+    p = HeldRuns(list(GOLD), width=2)
+    close_after(p)
+    p.take("a")
+    p.release("a")
+    p.take("b")
+    deadline = time.monotonic() + 5
+    while not threads and time.monotonic() < deadline:
+        time.sleep(0.005)
+    time.sleep(0.02)
+    assert threads == ["tau2-prefetch"]  # once, on the loop thread
