@@ -13,13 +13,16 @@ from junitparser import JUnitXml, Properties, Property, TestCase, TestSuite
 
 from tests.plugin.conftest import RIGHT_AND_WRONG, Project
 
-LAB = RIGHT_AND_WRONG + """
+LAB = (
+    RIGHT_AND_WRONG
+    + """
 @register_eval_scenario
 class NothingToCheck(LabBase):
     name = "lab__nothing_to_check"
     success_signals = (SuccessSignal.ACTION_MATCH,)
     reference_answer = None
 """
+)
 
 
 def _suite(path: Path) -> TestSuite:
