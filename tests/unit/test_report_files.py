@@ -102,3 +102,23 @@ def test_loads_reads_the_json_modules_nan_and_raises_its_error() -> None:
     assert value["rate"] != value["rate"] and value["cap"] == float("inf")  # json writes these; orjson refuses them
     with pytest.raises(json.JSONDecodeError):
         files.loads(b'{"rate": ')
+
+
+def test_write_payload_leaves_no_earlier_metrics_beside_a_half_written_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rerun that stops while writing (disk full, Ctrl-C) leaves a folder without metrics.json,
+    which reads as unfinished, never the earlier metrics.json beside the new files."""
+    files.write_payload(tmp_path, {"folder": "s", "metrics": {"run": 1}, "files": {"transcript.json": "one\\n"}})
+    real_dumps = files.dumps
+
+    def failing_dumps(data: Any) -> str:
+        if data == {"run": 2}:
+            raise OSError("No space left on device")
+        return real_dumps(data)
+
+    monkeypatch.setattr(files, "dumps", failing_dumps)
+    second = {"folder": "s", "metrics": {"run": 2}, "files": {"transcript.json": "two\\n"}}
+    with pytest.raises(OSError):
+        files.write_payload(tmp_path, second)
+    assert not (tmp_path / "s" / "metrics.json").exists()
