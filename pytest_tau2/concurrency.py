@@ -57,7 +57,7 @@ def prefetcher_for(
         [name for name in ids if name is not None], settings.concurrency, settings, scenario_for, after_run
     )
     if hasattr(config, "workerinput"):
-        pending = pending_source(config, ids, prefetcher.lock, prefetcher.cancel)
+        pending = pending_source(config, ids, prefetcher.lock, prefetcher.cancel, prefetcher.refill_soon)
         if pending is None:
             config.stash[WORKER_QUEUE_UNREADABLE] = True
             prefetcher.close()

@@ -97,6 +97,7 @@ class Prefetcher:
         self._expected: dict[str, int] = {}
         self._closing = False  # set by stop_starting(): the session is ending, start nothing more
         self._warmed = False
+        self._refill_pending = False
         self._lock = threading.RLock()
         self._slot_freed = threading.Condition(self._lock)
         self._loop = asyncio.new_event_loop()
@@ -150,6 +151,23 @@ class Prefetcher:
             name = self._order[self._next]
             self._next += 1
             self._start(name)
+
+    def refill_soon(self) -> None:
+        """More items were queued (an xdist worker's queue grows while its items run): let the
+        loop start them in free slots, once for a batch of arrivals. Thread-safe."""
+        with self._lock:
+            if self._refill_pending or self._closing:
+                return
+            self._refill_pending = True
+        try:
+            self._loop.call_soon_threadsafe(self._refill)
+        except RuntimeError:  # the loop is closed: the session is over
+            pass
+
+    def _refill(self) -> None:
+        with self._lock:
+            self._refill_pending = False
+            self._fill()
 
     def _room(self) -> bool:
         return self._in_flight < self.width and len(self._started) < self.ahead

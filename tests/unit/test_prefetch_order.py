@@ -244,3 +244,51 @@ def test_the_loop_warms_up_once_after_the_first_requests(close_after: Any, monke
         time.sleep(0.005)
     time.sleep(0.02)
     assert threads == ["tau2-prefetch"]  # once, on the loop thread
+
+
+def test_items_queued_later_start_without_waiting_for_a_run_to_end(close_after: Any) -> None:
+    """An xdist worker's queue grows while its first items run: the new items take the free slots
+    at once, not when a running conversation ends."""
+    queued = ["a", "b"]
+    p = HeldRuns(list(GOLD), width=4)
+    p.names = lambda: list(queued)  # as worker_queue.pending_source gives them
+    close_after(p)
+    p.take("a")
+    assert p.order == ["a", "b"]
+    queued.extend(["c", "e", "f"])  # the controller's next batch
+    p.refill_soon()
+    deadline = time.monotonic() + 5
+    while len(p.order) < 4 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert p.order == ["a", "b", "e", "c"]  # the longest of the newcomers, up to the width; nothing ended
+    assert p.peak == 4
+
+
+def test_the_worker_queue_tells_the_prefetcher_of_each_item_the_controller_adds() -> None:
+    from types import SimpleNamespace
+
+    from execnet.gateway_base import get_execmodel
+    from xdist.remote import TestQueue
+
+    from pytest_tau2.worker_queue import pending_source
+
+    class WorkerInteractor:  # xdist's, as far as pending_source reads it
+        def __init__(self) -> None:
+            self.torun = TestQueue(get_execmodel("thread"))
+            self.nextitem_index = 0
+
+    interactor = WorkerInteractor()
+    config = SimpleNamespace(pluginmanager=SimpleNamespace(get_plugins=lambda: [interactor]))
+    told: list[int] = []
+    pending = pending_source(
+        config,  # type: ignore[arg-type]
+        ["s0", "s1", "s2"],
+        threading.RLock(),
+        lambda names: None,
+        lambda: told.append(len(interactor.torun._items)),
+    )
+    assert pending is not None
+    for index in (1, 2):  # what xdist's handle_command does with a "runtests" command
+        interactor.torun.put(index)
+    assert told == [1, 2]  # after each item is in the queue
+    assert pending() == ["s0", "s1", "s2"]
