@@ -15,6 +15,8 @@ from typing import Any
 
 import platformdirs
 
+from pytest_tau2.data.hash_cache import CACHE_FILE as HASH_CACHE_FILE
+from pytest_tau2.data.hash_cache import FileHashes
 from pytest_tau2.data.manifest import DOMAIN_FILES, MANIFEST, PIN_COMMIT, PIN_SOURCE
 from pytest_tau2.data.parsing import check_syntax
 from pytest_tau2.errors import DataError, DataPathError
@@ -32,16 +34,19 @@ FETCH_COMMAND = "python -m pytest_tau2.data fetch"
 _CHUNK_SIZE = 1 << 20  # telecom's tasks.json is 14 MB; never hold a whole file in memory.
 
 
+def user_cache_dir() -> Path:
+    """``$PYTEST_TAU2_CACHE_DIR`` when set, else ``platformdirs.user_cache_dir("pytest-tau2")``."""
+    override = os.environ.get(ENV_CACHE_DIR)
+    return Path(override).expanduser() if override else Path(platformdirs.user_cache_dir("pytest-tau2"))
+
+
 def default_cache_dir() -> Path:
     """Return the folder ``fetch`` downloads into by default.
 
-    ``<user cache>/data/<first 12 hex of PIN_COMMIT>``, where ``<user cache>`` is
-    ``$PYTEST_TAU2_CACHE_DIR`` when set, else ``platformdirs.user_cache_dir("pytest-tau2")``.
+    ``<user cache>/data/<first 12 hex of PIN_COMMIT>`` (:func:`user_cache_dir`).
     The commit is part of the path so a new pin never reuses files of an old one.
     """
-    override = os.environ.get(ENV_CACHE_DIR)
-    parent = Path(override).expanduser() if override else Path(platformdirs.user_cache_dir("pytest-tau2"))
-    return parent / "data" / PIN_COMMIT[:12]
+    return user_cache_dir() / "data" / PIN_COMMIT[:12]
 
 
 def resolve_data_dir_with_source(explicit: str | os.PathLike[str] | None) -> tuple[Path | None, str]:
@@ -166,13 +171,14 @@ def _verify_uncached(root: Path, domain: str, allow_unpinned: bool) -> DataPin:
     problems: list[str] = []
     mismatches = 0
     found: dict[str, str] = {}
+    hashes = FileHashes(user_cache_dir() / HASH_CACHE_FILE)  # hashed once per file, not per process
     for relative in DOMAIN_FILES[domain]:
         expected_sha, expected_bytes = MANIFEST[relative]
         path = data_path(root, relative)
         if not path.is_file():
             problems.append(f"{path}: missing (expected a file of {expected_bytes} bytes, sha256 {expected_sha})")
             continue
-        actual_sha = sha256_file(path)
+        actual_sha = hashes.sha256(path, sha256_file)
         found[relative] = actual_sha
         if actual_sha != expected_sha:
             mismatches += 1
@@ -180,6 +186,7 @@ def _verify_uncached(root: Path, domain: str, allow_unpinned: bool) -> DataPin:
                 f"{path}: sha256 mismatch: expected {expected_sha} ({expected_bytes} bytes), "
                 f"found {actual_sha} ({path.stat().st_size} bytes)"
             )
+    hashes.save()
     missing = len(problems) - mismatches
     if missing or (mismatches and not allow_unpinned):
         raise DataError(_mismatch_message(root, domain, problems, allow_unpinned))
