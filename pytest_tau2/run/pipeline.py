@@ -54,6 +54,7 @@ async def run_scenario(
     start = time.perf_counter()
     scenario.bind(settings)
     prepared = prepare(scenario, settings)  # a data error fails here, before any model call
+    scenario.gold_actions()  # so does a broken gold definition (the replay itself runs later)
     side = agent_side_for(agent)
     need_dbs = bool(scenario.db_state_assertions) or settings.save_db
     try:

@@ -61,3 +61,24 @@ def test_first_turn_before_gold_replay_and_scoring_still_uses_it(
     assert events.count("gold replay") == 1 and events[-1] == "gold replay"  # after the last turn
     assert outcome.gold is not None and outcome.gold.hashes
     assert outcome.signals["db_state_match"] is True  # the oracle's end state matches the replayed gold
+
+
+def test_a_broken_gold_definition_fails_before_any_model_call(tmp_path: Path) -> None:
+    settings = Settings(data_dir=str(DATA_DIR), results_dir=str(tmp_path))
+    base = all_scenarios(settings)["tau2_retail__5"]
+
+    class BrokenGold(base):  # type: ignore[misc, valid-type]
+        def gold_actions(self) -> Any:
+            raise KeyError("actions")
+
+    scenario = BrokenGold().bind(settings)
+    events: list[str] = []
+
+    class Talker:
+        async def respond(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
+            events.append("model call")
+            return Reply(text="hello")
+
+    with pytest.raises(KeyError):
+        asyncio.run(pipeline.run_scenario(scenario, agent=Talker(), user=Talker(), settings=settings))
+    assert events == []
