@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import threading
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from pytest_tau2.items import (
 from pytest_tau2.report.run_folder import RunFolder, RunFolderError
 from pytest_tau2.report.shards import Shard, parse_shard, select
 from pytest_tau2.run import participants
+from pytest_tau2.run.trials import split_trial_id
 from pytest_tau2.run_report import SCENARIO_PROPERTY, RunReport
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scenario.registry import all_scenarios
@@ -138,7 +140,27 @@ class _XdistHooks:
         """--tau2-concurrency N under ``--dist load``: keep N upcoming items queued per worker."""
         from pytest_tau2.worker_queue import make_scheduler
 
-        return make_scheduler(config, log, config.stash[SETTINGS_KEY].concurrency)
+        settings, catalog = config.stash[SETTINGS_KEY], config.stash[CATALOG_KEY]
+
+        def expected_length(nodeid: str) -> int:
+            """Gold actions of a node id's scenario (the workers' prefetchers order by the same)."""
+            item_id = nodeid[nodeid.rfind("[") + 1 : -1] if nodeid.endswith("]") else ""
+            name = split_trial_id(item_id)[0] if settings.trials > 1 else item_id
+            try:
+                return len(catalog.instance(name).gold_actions() or ())
+            except Exception:  # not a scenario, or a broken one: it fails in its own item
+                return 0
+
+        # The controller collects nothing: load the scenarios while the workers start, so that
+        # the first distribution does not wait ~0.1 s for them.
+        loading = threading.Thread(target=expected_length, args=("",), name="tau2-catalog", daemon=True)
+        loading.start()
+
+        def loaded_expected_length(nodeid: str) -> int:
+            loading.join()
+            return expected_length(nodeid)
+
+        return make_scheduler(config, log, settings.concurrency, loaded_expected_length)
 
     def pytest_testnodedown(self, node: Any, error: object) -> None:
         """A crashed socket worker: wait (bounded) for its server before xdist reconnects to it."""

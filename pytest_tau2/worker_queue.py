@@ -15,6 +15,7 @@ prefetcher work there:
   back the top-up while the N behind it finish; the second N keeps the worker N deep meanwhile.
   xdist's own load scheduler tops a worker up only when its queue runs low, and not
   at all while tests take over 0.1 s, which would leave a worker 1-2 conversations deep.
+  When the items outnumber the slots of all workers, they go out longest expected first.
 
 Both read xdist internals that are stable across its 3.x releases (the queue, its lock, the
 scheduler's pending lists). When they are missing, the worker runs one scenario at a time, as
@@ -88,9 +89,18 @@ def pending_source(
     return pending
 
 
-def make_scheduler(config: pytest.Config, log: Any, concurrency: int) -> Any | None:
+def make_scheduler(
+    config: pytest.Config, log: Any, concurrency: int, expected_length: Callable[[str], int] | None = None
+) -> Any | None:
     """A load scheduler that keeps 2 x ``concurrency`` + 1 items queued per worker, or None (xdist's
-    own) when the run does not use ``--dist load`` or xdist's scheduler cannot be extended."""
+    own) when the run does not use ``--dist load`` or xdist's scheduler cannot be extended.
+
+    With ``expected_length`` (a node id's expected conversation length, e.g. its gold actions)
+    and more items than conversation slots in all workers together, the items go out longest
+    first: the first ones dealt to the workers in turn (0, 1, 1, 0, 0, 1, ... for two), the rest
+    as workers report. Handed out in session order, one worker's share could hold more long
+    conversations than another's: at ``-n 2 --tau2-concurrency 32`` on retail one worker ended
+    1.2 s after the other."""
     if concurrency <= 1 or getattr(config.option, "dist", "load") != "load":
         return None
     try:
@@ -102,6 +112,8 @@ def make_scheduler(config: pytest.Config, log: Any, concurrency: int) -> Any | N
         """xdist's load scheduling, with each worker's queue kept 2 x ``concurrency`` + 1 deep."""
 
         def schedule(self) -> None:
+            if self.collection is None and expected_length is not None and self._deal_longest_first():
+                return
             super().schedule()
             for node in self.nodes:
                 self._top_up(node)
@@ -110,13 +122,52 @@ def make_scheduler(config: pytest.Config, log: Any, concurrency: int) -> Any | N
             self._top_up(node)
             super().check_schedule(node, duration=duration)
 
+        def _depth(self) -> int:
+            remaining = len(self.pending) + sum(len(p) for p in self.node2pending.values())
+            fair = max(2, math.ceil(remaining / max(1, len(self.node2pending))))
+            return min(2 * concurrency + 1, fair)
+
         def _top_up(self, node: Any) -> None:
             if node.shutting_down or not self.pending or node not in self.node2pending:
                 return
-            remaining = len(self.pending) + sum(len(p) for p in self.node2pending.values())
-            fair = max(2, math.ceil(remaining / max(1, len(self.node2pending))))
-            missing = min(2 * concurrency + 1, fair) - len(self.node2pending[node])
+            missing = self._depth() - len(self.node2pending[node])
             if missing > 0:
                 self._send_tests(node, missing)
+
+        def _deal_longest_first(self) -> bool:
+            """The first distribution, longest expected first; False leaves it to xdist (fewer
+            items than slots: every conversation starts at once wherever it goes)."""
+            assert expected_length is not None
+            if not self.collection_is_completed or not self.node2collection:
+                return False
+            if not self._check_nodes_have_same_collection():
+                self.log("**Different tests collected, aborting run**")
+                return True
+            collection = next(iter(self.node2collection.values()))
+            if len(collection) <= len(self.nodes) * concurrency:
+                return False
+            self.collection = collection
+            if getattr(self, "maxschedchunk", None) is None:  # as xdist's own first schedule() does
+                setattr(self, "maxschedchunk", len(collection))  # noqa: B010  (mypy cannot type xdist's attribute)
+            lengths = [expected_length(nodeid) for nodeid in collection]
+            self.pending[:] = sorted(range(len(collection)), key=lambda i: -lengths[i])  # stable
+            nodes = [node for node in self.nodes if not node.shutting_down]
+            room = {node: self._depth() - len(self.node2pending[node]) for node in nodes}
+            dealt: dict[Any, list[int]] = {node: [] for node in nodes}
+            order = nodes + nodes[::-1]  # snake order: each pair of rounds evens out
+            turn = 0
+            while self.pending and any(len(dealt[n]) < room[n] for n in nodes):
+                node = order[turn % len(order)]
+                turn += 1
+                if len(dealt[node]) < room[node]:
+                    dealt[node].append(self.pending.pop(0))
+            for node, indices in dealt.items():
+                if indices:
+                    self.node2pending[node].extend(indices)
+                    node.send_runtest_some(indices)
+            if not self.pending:
+                for node in nodes:
+                    node.shutdown()
+            return True
 
     return DeepLoadScheduling(config, log)
