@@ -57,12 +57,14 @@ def prefetcher_for(
         [name for name in ids if name is not None], settings.concurrency, settings, scenario_for, after_run
     )
     if hasattr(config, "workerinput"):
-        pending = pending_source(config, ids, prefetcher.lock, prefetcher.cancel, prefetcher.refill_soon)
+        with prefetcher.lock:  # an item queued meanwhile refills from this worker's queue, not the session
+            pending = pending_source(config, ids, prefetcher.lock, prefetcher.cancel, prefetcher.refill_soon)
+            if pending is not None:
+                prefetcher.names = pending
         if pending is None:
             config.stash[WORKER_QUEUE_UNREADABLE] = True
             prefetcher.close()
             return None
-        prefetcher.names = pending
     config.stash[PREFETCH_KEY] = prefetcher
     return prefetcher
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-import threading
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -61,6 +60,10 @@ MARKERS = {
 # ---- options and settings -----------------------------------------------------------------------
 
 
+SESSION_COUNTED_KEY = pytest.StashKey[bool]()
+"""This config's pytest_configure counted a live session (gc_policy.session_configured)."""
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("tau2", "pytest-tau2 agent evaluation")
     for option in OPTIONS:
@@ -77,6 +80,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     session_configured()
+    config.stash[SESSION_COUNTED_KEY] = True
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
     workerinput = getattr(config, "workerinput", None)
@@ -151,16 +155,7 @@ class _XdistHooks:
             except Exception:  # not a scenario, or a broken one: it fails in its own item
                 return 0
 
-        # The controller collects nothing: load the scenarios while the workers start, so that
-        # the first distribution does not wait ~0.1 s for them.
-        loading = threading.Thread(target=expected_length, args=("",), name="tau2-catalog", daemon=True)
-        loading.start()
-
-        def loaded_expected_length(nodeid: str) -> int:
-            loading.join()
-            return expected_length(nodeid)
-
-        return make_scheduler(config, log, settings.concurrency, loaded_expected_length)
+        return make_scheduler(config, log, settings.concurrency, expected_length)
 
     def pytest_testnodedown(self, node: Any, error: object) -> None:
         """A crashed socket worker: wait (bounded) for its server before xdist reconnects to it."""
@@ -427,4 +422,5 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    freeze_at_session_end()  # what pytest and the interpreter then collect is only what comes after
+    if config.stash.get(SESSION_COUNTED_KEY, False):  # our configure ran (another plugin's may have failed first)
+        freeze_at_session_end()  # what pytest and the interpreter then collect is only what comes after

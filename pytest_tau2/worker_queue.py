@@ -25,6 +25,7 @@ before, and the scheduler is xdist's own.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -107,6 +108,13 @@ def make_scheduler(
         from xdist.scheduler import LoadScheduling
     except ImportError:
         return None
+    loading = None
+    if expected_length is not None:
+        # The controller collects nothing: read the scenarios while the workers start, so that the
+        # first distribution does not wait for them (~0.1 s; not a daemon: the process never exits
+        # in the middle of it).
+        loading = threading.Thread(target=expected_length, args=("",), name="tau2-scenario-lengths")
+        loading.start()
 
     class DeepLoadScheduling(LoadScheduling):  # type: ignore[misc]
         """xdist's load scheduling, with each worker's queue kept 2 x ``concurrency`` + 1 deep."""
@@ -118,9 +126,18 @@ def make_scheduler(
             for node in self.nodes:
                 self._top_up(node)
 
+        _rank: list[tuple[int, int]] | None = None  # per item: (module rank, -expected length)
+
         def check_schedule(self, node: Any, duration: float = 0) -> None:
             self._top_up(node)
             super().check_schedule(node, duration=duration)
+
+        def remove_node(self, node: Any) -> Any:
+            """A crashed worker's items go back to the pool (xdist appends them): longest first again."""
+            crashed = super().remove_node(node)
+            if self._rank is not None:
+                self.pending.sort(key=self._rank.__getitem__)
+            return crashed
 
         def _depth(self) -> int:
             remaining = len(self.pending) + sum(len(p) for p in self.node2pending.values())
@@ -149,8 +166,18 @@ def make_scheduler(
             self.collection = collection
             if getattr(self, "maxschedchunk", None) is None:  # as xdist's own first schedule() does
                 setattr(self, "maxschedchunk", len(collection))  # noqa: B010  (mypy cannot type xdist's attribute)
+            if loading is not None:
+                loading.join()
             lengths = [expected_length(nodeid) for nodeid in collection]
-            self.pending[:] = sorted(range(len(collection)), key=lambda i: -lengths[i])  # stable
+            modules: dict[str, int] = {}  # module -> its rank in session order
+            for nodeid in collection:
+                modules.setdefault(nodeid.split("::", 1)[0], len(modules))
+            # Longest first within each module, modules in session order: tests of one module stay
+            # together (its module-scoped fixtures are set up once per worker, as xdist intends).
+            self._rank = [
+                (modules[nodeid.split("::", 1)[0]], -length) for nodeid, length in zip(collection, lengths, strict=True)
+            ]
+            self.pending[:] = sorted(range(len(collection)), key=self._rank.__getitem__)  # stable
             nodes = [node for node in self.nodes if not node.shutting_down]
             room = {node: self._depth() - len(self.node2pending[node]) for node in nodes}
             dealt: dict[Any, list[int]] = {node: [] for node in nodes}

@@ -4,9 +4,13 @@ Every pytest process (each xdist worker too) checks the tau2 data against the pi
 before it collects: hashing the retail, airline and telecom files took ~22 ms per process, on
 the way to every run's first model request. A file's hash is kept in the user cache with the
 file's device, inode, size, modification and change times; a later process reuses it while all
-five are unchanged (the identity test of git's index, make and rsync; the change time moves on
-any write and cannot be set back by ``touch``). Any other file is hashed again. The cache only
-saves time: unreadable, corrupt or unwritable, it is ignored and the files are hashed.
+five are unchanged (the identity test of git's index, make and rsync; on POSIX the change time
+moves on any write and cannot be set back by ``touch``; on Windows it is the creation time, and
+an edit that keeps the size and restores the modification time would go unseen). As git does
+for its index, a file changed in the last 2 s is not remembered (an edit within the same
+timestamp tick would keep its identity), nor one whose identity changed while it was hashed.
+Any other file is hashed again. The cache only saves time: unreadable, corrupt or unwritable,
+it is ignored and the files are hashed.
 """
 
 from __future__ import annotations
@@ -14,11 +18,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 CACHE_FILE = "file-hashes-v1.json"
+RACY_NS = 2_000_000_000
+"""A file modified or changed this recently (ns) is hashed every time, never remembered."""
 
 
 def _identity(stat: os.stat_result) -> list[int]:
@@ -51,8 +58,14 @@ class FileHashes:
         if isinstance(entry, dict) and entry.get("identity") == identity and isinstance(entry.get("sha256"), str):
             return str(entry["sha256"])
         sha = compute(path)
-        self.entries[key] = {"identity": identity, "sha256": sha}
-        self.changed = True
+        try:
+            after = os.stat(key)
+        except OSError:
+            return sha
+        settled = time.time_ns() - max(after.st_mtime_ns, after.st_ctime_ns) > RACY_NS
+        if settled and _identity(after) == identity:
+            self.entries[key] = {"identity": identity, "sha256": sha}
+            self.changed = True
         return sha
 
     def save(self) -> None:
@@ -61,10 +74,11 @@ class FileHashes:
             return
         try:
             self.cache.parent.mkdir(parents=True, exist_ok=True)
+            kept = {path: entry for path, entry in self.entries.items() if os.path.exists(path)}  # no stale paths
             fd, tmp = tempfile.mkstemp(prefix=f".{self.cache.name}.", dir=self.cache.parent)
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump(self.entries, fh)
+                    json.dump(kept, fh)
                 os.replace(tmp, self.cache)
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from pytest_tau2.conversation.loop import Conversation, ConversationResult, Limits
 from pytest_tau2.conversation.protocol import Participant
-from pytest_tau2.errors import InfrastructureError
+from pytest_tau2.errors import InfrastructureError, ScenarioDefinitionError
 from pytest_tau2.run.agent_side import ProvidesAgentSide, agent_side_for
 from pytest_tau2.run.outcome import ScenarioOutcome
 from pytest_tau2.run.seeding import gold_dbs, gold_replay, prepare
@@ -54,7 +54,7 @@ async def run_scenario(
     start = time.perf_counter()
     scenario.bind(settings)
     prepared = prepare(scenario, settings)  # a data error fails here, before any model call
-    scenario.gold_actions()  # so does a broken gold definition (the replay itself runs later)
+    check_gold_actions(scenario)  # so does a malformed gold definition (the replay itself runs later)
     side = agent_side_for(agent)
     need_dbs = bool(scenario.db_state_assertions) or settings.save_db
     try:
@@ -122,6 +122,29 @@ async def run_scenario(
         evidence=evidence,
         extra=extra,
     )
+
+
+def check_gold_actions(scenario: Scenario) -> None:
+    """The gold actions can be replayed: a list of ``{"name": str, "arguments": mapping or JSON
+    text or None, "requestor": str or None}``; else a ScenarioDefinitionError naming the action."""
+    actions = scenario.gold_actions()
+    if actions is None:
+        return
+    if not isinstance(actions, (list, tuple)):
+        kind = type(actions).__name__
+        raise ScenarioDefinitionError(f"{scenario.name}: gold_actions() must return a list, got a {kind}")
+    for index, action in enumerate(actions):
+        problem = None
+        if not isinstance(action, Mapping):
+            problem = f"is a {type(action).__name__}, not a mapping"
+        elif not isinstance(action.get("name"), str):
+            problem = "has no tool name (a string under 'name')"
+        elif not isinstance(action.get("arguments"), (Mapping, str, type(None))):
+            problem = "has 'arguments' that are neither a mapping nor JSON text"
+        elif not isinstance(action.get("requestor"), (str, type(None))):
+            problem = "has a 'requestor' that is not a string"
+        if problem is not None:
+            raise ScenarioDefinitionError(f"{scenario.name}: gold action {index} {problem}: {action!r}")
 
 
 def scenario_verdict(scenario: Scenario, signals: Mapping[str, Any]) -> Verdict:

@@ -36,10 +36,11 @@ def test_compiles_after_the_delay_and_the_end_waits_for_it(monkeypatch: pytest.M
 
 def test_a_short_run_drops_the_work(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
+    monkeypatch.setattr(concurrency, "IDLE_DELAY_S", 60.0)
     monkeypatch.setattr(concurrency, "_compile_report_template", lambda: calls.append(1))
     config = _config()
     concurrency.use_controller_idle_time(config)  # type: ignore[arg-type]
     concurrency.end_controller_idle_time(config)  # type: ignore[arg-type]
-    time.sleep(0.05)
-    assert calls == []  # the report's own step compiles it
+    timer = config.stash[concurrency.CONTROLLER_IDLE_WORK]
+    assert not timer.is_alive() and calls == []  # cancelled and ended: the report's own step compiles it
     concurrency.end_controller_idle_time(_config())  # type: ignore[arg-type]  # never started: nothing to do

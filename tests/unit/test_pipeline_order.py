@@ -13,6 +13,7 @@ import pytest
 import pytest_tau2.domains.tau2_sources  # noqa: F401  (registers the tau2 domains)
 from pytest_tau2.conversation.offline import OracleAgent, ScriptedUser
 from pytest_tau2.conversation.protocol import Reply
+from pytest_tau2.errors import ScenarioDefinitionError
 from pytest_tau2.run import participants, pipeline
 from pytest_tau2.scenario.registry import all_scenarios
 from pytest_tau2.settings import Settings
@@ -80,5 +81,31 @@ def test_a_broken_gold_definition_fails_before_any_model_call(tmp_path: Path) ->
             return Reply(text="hello")
 
     with pytest.raises(KeyError):
+        asyncio.run(pipeline.run_scenario(scenario, agent=Talker(), user=Talker(), settings=settings))
+    assert events == []
+
+
+@pytest.mark.parametrize(
+    "actions",
+    [[{"arguments": {}}], [{"name": "get_user_details", "arguments": 3}], ["get_user_details"], {"name": "x"}],
+    ids=["no name", "arguments a number", "not a mapping", "not a list"],
+)
+def test_a_malformed_gold_action_fails_before_any_model_call(tmp_path: Path, actions: Any) -> None:
+    settings = Settings(data_dir=str(DATA_DIR), results_dir=str(tmp_path))
+    base = all_scenarios(settings)["tau2_retail__5"]
+
+    class Malformed(base):  # type: ignore[misc, valid-type]
+        def gold_actions(self) -> Any:
+            return actions
+
+    events: list[str] = []
+
+    class Talker:
+        async def respond(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
+            events.append("model call")
+            return Reply(text="hello")
+
+    scenario = Malformed().bind(settings)
+    with pytest.raises(ScenarioDefinitionError, match="gold"):
         asyncio.run(pipeline.run_scenario(scenario, agent=Talker(), user=Talker(), settings=settings))
     assert events == []

@@ -29,8 +29,10 @@ def _config(workers: int) -> Any:
     return SimpleNamespace(option=SimpleNamespace(dist="load"), getoption=options.get, getvalue=options.get)
 
 
-def _scheduled(lengths: list[int], concurrency: int, workers: int = 2) -> tuple[Any, list[Node]]:
-    ids = [f"test_scenarios.py::test_scenario[s{i}]" for i in range(len(lengths))]
+def _scheduled(
+    lengths: list[int], concurrency: int, workers: int = 2, ids: list[str] | None = None
+) -> tuple[Any, list[Node]]:
+    ids = ids or [f"test_scenarios.py::test_scenario[s{i}]" for i in range(len(lengths))]
     by_id = dict(zip(ids, lengths, strict=True))
     scheduler = make_scheduler(_config(workers), None, concurrency, lambda nodeid: by_id.get(nodeid, 0))
     nodes = [Node(f"gw{i}") for i in range(workers)]
@@ -64,3 +66,19 @@ def test_no_more_items_than_slots_go_out_as_xdist_sends_them() -> None:
     lengths = [1, 9, 3, 8, 2, 7]  # 6 items, 2 workers x 4 slots: all start at once anyway
     _, (gw0, gw1) = _scheduled(lengths, concurrency=4)
     assert gw0.sent == [0, 1, 4] and gw1.sent == [2, 3, 5]  # xdist's chunks of 2 in session order, then topped up
+
+
+def test_longest_first_keeps_each_modules_tests_together() -> None:
+    lengths = [0, 0, 5, 9, 1, 7]  # two plain tests of one module, then four scenarios of another
+    ids = ["test_app.py::test_a", "test_app.py::test_b", *(f"test_scenarios.py::test_scenario[s{i}]" for i in range(4))]
+    scheduler, (gw0, gw1) = _scheduled(lengths, concurrency=2, ids=ids)  # 6 items > 2 workers x 2 slots
+    # order 0, 1 (test_app.py as collected), then 3, 5, 2, 4 (scenarios longest first), dealt in snake order
+    assert gw0.sent == [0, 5, 2] and gw1.sent == [1, 3, 4] and scheduler.pending == []
+
+
+def test_a_crashed_workers_items_go_back_longest_first() -> None:
+    lengths = [1, 9, 3, 8, 2, 7, 5, 6, 4, 0, 9, 1]
+    scheduler, (_, gw1) = _scheduled(lengths, concurrency=2)
+    scheduler.remove_node(gw1)  # xdist re-queues its items (the first, running one, is reported as crashed)
+    assert len(scheduler.pending) == 2 + 4  # the pool and gw1's items but its first
+    assert [lengths[i] for i in scheduler.pending] == sorted((lengths[i] for i in scheduler.pending), reverse=True)
