@@ -33,8 +33,7 @@ from pytest_tau2.items import (
 from pytest_tau2.report.run_folder import RunFolder, RunFolderError
 from pytest_tau2.report.shards import Shard, parse_shard, select
 from pytest_tau2.run import participants
-from pytest_tau2.run.trials import split_trial_id
-from pytest_tau2.run_report import SCENARIO_PROPERTY, RunReport
+from pytest_tau2.run_report import SCENARIO_PROPERTY, RunReport, item_id
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scenario.registry import all_scenarios
 from pytest_tau2.scenario.selection import (
@@ -142,20 +141,16 @@ class _XdistHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any | None:
         """--tau2-concurrency N under ``--dist load``: keep N upcoming items queued per worker."""
+        from pytest_tau2.run.prefetch import expected_length
         from pytest_tau2.worker_queue import make_scheduler
 
         settings, catalog = config.stash[SETTINGS_KEY], config.stash[CATALOG_KEY]
 
-        def expected_length(nodeid: str) -> int:
-            """Gold actions of a node id's scenario (the workers' prefetchers order by the same)."""
-            item_id = nodeid[nodeid.rfind("[") + 1 : -1] if nodeid.endswith("]") else ""
-            name = split_trial_id(item_id)[0] if settings.trials > 1 else item_id
-            try:
-                return len(catalog.instance(name).gold_actions() or ())
-            except Exception:  # not a scenario, or a broken one: it fails in its own item
-                return 0
+        def length_of(nodeid: str) -> int:  # the workers' prefetchers order their items by the same
+            found = item_id(nodeid)
+            return 0 if found is None else expected_length(found, catalog.instance, settings.trials)
 
-        return make_scheduler(config, log, settings.concurrency, expected_length)
+        return make_scheduler(config, log, settings.concurrency, length_of, preload=catalog.load)
 
     def pytest_testnodedown(self, node: Any, error: object) -> None:
         """A crashed socket worker: wait (bounded) for its server before xdist reconnects to it."""
@@ -223,7 +218,8 @@ class ScenarioCatalog:
         self.errors: dict[str, Exception] = {}
         self._loaded = False
 
-    def _load(self) -> None:
+    def load(self) -> None:
+        """Read every scenario (once): collection does, and the xdist controller for its scheduler."""
         if not self._loaded:
             found: list[tuple[str, Exception]] = []
             self.classes = all_scenarios(self.settings, found)
@@ -235,7 +231,7 @@ class ScenarioCatalog:
             self._loaded = True
 
     def params(self) -> list[Any]:
-        self._load()
+        self.load()
         params = [
             pytest.param(name, id=name, marks=[getattr(pytest.mark, m) for m in ("tau2", *cls.tags)])
             for name, cls in self.classes.items()
@@ -244,7 +240,7 @@ class ScenarioCatalog:
         return params
 
     def get(self, name: str) -> type[Scenario]:
-        self._load()
+        self.load()
         if name in self.errors:
             raise self.errors[name]
         return self.classes[name]

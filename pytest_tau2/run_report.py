@@ -30,6 +30,12 @@ _WORKER_LINE = re.compile(r"^\[[\w-]+\] .* -- Python ")
 _ITEM_ID = re.compile(r"::test_scenario\[(?P<id>.+)\]$")
 
 
+def item_id(nodeid: str) -> str | None:
+    """A scenario item's id from its node id: the scenario name, or ``<name>-t<k>`` for a trial."""
+    match = _ITEM_ID.search(nodeid)
+    return match["id"] if match is not None else None
+
+
 class RunReport:
     def __init__(self, results_dir: Path, *, is_worker: bool, folder: RunFolder | None = None) -> None:
         self.results_dir = results_dir
@@ -59,18 +65,18 @@ class RunReport:
 
     def worker_collected(self, ids: list[str]) -> None:
         """Called by the xdist hooks: how many scenario items the run selected."""
-        self.selected = max(self.selected, sum(1 for nodeid in ids if _ITEM_ID.search(nodeid)))
+        self.selected = max(self.selected, sum(1 for nodeid in ids if item_id(nodeid) is not None))
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
-        match = _ITEM_ID.search(nodeid)
-        if match is not None:
-            self.started.setdefault(nodeid, match["id"])
+        found = item_id(nodeid)
+        if found is not None:
+            self.started.setdefault(nodeid, found)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return
-        match = _ITEM_ID.search(report.nodeid)
-        if match is None:
+        found = item_id(report.nodeid)
+        if found is None:
             return
         payload = getattr(report, "tau2_result", None)
         if payload:
@@ -79,7 +85,7 @@ class RunReport:
             self.started.pop(report.nodeid, None)  # not applicable (e.g. not in the replay file)
         elif report.failed and report.nodeid not in self.results and report.nodeid not in self.errors:
             self.errors[report.nodeid] = {
-                "scenario": self.started.get(report.nodeid, match["id"]),
+                "scenario": self.started.get(report.nodeid, found),
                 "nodeid": report.nodeid,
                 "reason": _reason(report),
             }

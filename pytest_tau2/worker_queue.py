@@ -91,12 +91,17 @@ def pending_source(
 
 
 def make_scheduler(
-    config: pytest.Config, log: Any, concurrency: int, expected_length: Callable[[str], int] | None = None
+    config: pytest.Config,
+    log: Any,
+    concurrency: int,
+    expected_length: Callable[[str], int] | None = None,
+    preload: Callable[[], None] | None = None,
 ) -> Any | None:
     """A load scheduler that keeps 2 x ``concurrency`` + 1 items queued per worker, or None (xdist's
     own) when the run does not use ``--dist load`` or xdist's scheduler cannot be extended.
 
-    With ``expected_length`` (a node id's expected conversation length, e.g. its gold actions)
+    With ``expected_length`` (a node id's expected conversation length, e.g. its gold actions;
+    ``preload`` reads what it needs, on a thread, while the workers start)
     and more items than conversation slots in all workers together, the items go out longest
     first: the first ones dealt to the workers in turn (0, 1, 1, 0, 0, 1, ... for two), the rest
     as workers report. Handed out in session order, one worker's share could hold more long
@@ -109,15 +114,17 @@ def make_scheduler(
     except ImportError:
         return None
     loading = None
-    if expected_length is not None:
+    if expected_length is not None and preload is not None:
         # The controller collects nothing: read the scenarios while the workers start, so that the
         # first distribution does not wait for them (~0.1 s; not a daemon: the process never exits
         # in the middle of it).
-        loading = threading.Thread(target=expected_length, args=("",), name="tau2-scenario-lengths")
+        loading = threading.Thread(target=preload, name="tau2-scenario-lengths")
         loading.start()
 
     class DeepLoadScheduling(LoadScheduling):  # type: ignore[misc]
         """xdist's load scheduling, with each worker's queue kept 2 x ``concurrency`` + 1 deep."""
+
+        _rank: list[tuple[int, int]] | None = None  # per item, once dealt longest first: (module rank, -length)
 
         def schedule(self) -> None:
             if self.collection is None and expected_length is not None and self._deal_longest_first():
@@ -125,8 +132,6 @@ def make_scheduler(
             super().schedule()
             for node in self.nodes:
                 self._top_up(node)
-
-        _rank: list[tuple[int, int]] | None = None  # per item: (module rank, -expected length)
 
         def check_schedule(self, node: Any, duration: float = 0) -> None:
             self._top_up(node)
@@ -182,12 +187,14 @@ def make_scheduler(
             room = {node: self._depth() - len(self.node2pending[node]) for node in nodes}
             dealt: dict[Any, list[int]] = {node: [] for node in nodes}
             order = nodes + nodes[::-1]  # snake order: each pair of rounds evens out
-            turn = 0
-            while self.pending and any(len(dealt[n]) < room[n] for n in nodes):
+            turn = taken = 0
+            while taken < len(self.pending) and any(len(dealt[n]) < room[n] for n in nodes):
                 node = order[turn % len(order)]
                 turn += 1
                 if len(dealt[node]) < room[node]:
-                    dealt[node].append(self.pending.pop(0))
+                    dealt[node].append(self.pending[taken])
+                    taken += 1
+            del self.pending[:taken]
             for node, indices in dealt.items():
                 if indices:
                     self.node2pending[node].extend(indices)

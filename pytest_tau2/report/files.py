@@ -170,7 +170,7 @@ def write_payload(results_dir: Path, payload: dict[str, Any]) -> None:
     earlier result's metrics.json is removed first: until the new one lands, the folder reads
     as unfinished (``--tau2-resume`` moves such leftovers aside). The other files are written in
     place: a temporary file and a rename each cost ~0.5 ms on ext4, ~2 ms per scenario, on the
-    thread that reports the items (3.0 ms -> 0.9 ms for a retail scenario's six files).
+    thread that reports the items (3.0 ms -> 1.4 ms for a retail scenario's six files).
     """
     folder = results_dir / payload["folder"]
     marker = folder / "metrics.json"

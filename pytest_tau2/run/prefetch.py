@@ -36,6 +36,17 @@ WARM_UP_AFTER_S = 0.05
 need (:func:`~pytest_tau2.environment.env.warm_up`): it waits for the model then anyway."""
 
 
+def expected_length(item_id: str, scenario_for: Callable[[str], Scenario], trials: int) -> int:
+    """How long an item's conversation should be, for start orders: its scenario's gold actions
+    (``item_id``: the scenario name, or ``<name>-t<k>`` with several trials). 0 for a scenario
+    without gold or one that cannot be built: a broken scenario fails in its own item, not here."""
+    scenario_name = split_trial_id(item_id)[0] if trials > 1 else item_id
+    try:
+        return len(scenario_for(scenario_name).gold_actions() or ())
+    except Exception:
+        return 0
+
+
 @dataclass
 class Prefetched:
     name: str
@@ -173,15 +184,9 @@ class Prefetcher:
         return self._in_flight < self.width and len(self._started) < self.ahead
 
     def _expected_length(self, name: str) -> int:
-        """How long ``name``'s conversation should be, for the start order: its gold actions."""
         expected = self._expected.get(name)
         if expected is None:
-            scenario_name = split_trial_id(name)[0] if self.settings.trials > 1 else name
-            try:
-                expected = len(self.scenario_for(scenario_name).gold_actions() or ())
-            except Exception:  # a broken scenario fails in its own item, not here
-                expected = 0
-            self._expected[name] = expected
+            expected = self._expected[name] = expected_length(name, self.scenario_for, self.settings.trials)
         return expected
 
     def cancel(self, names: list[str]) -> None:
