@@ -37,7 +37,7 @@ def __getattr__(name: str) -> object:
     # The scenario test function lives in the plugin module, which imports pytest; it is only
     # loaded when a test module asks for it (``from pytest_tau2 import test_scenario``).
     if name == "test_scenario":
-        from pytest_tau2.items import test_scenario
+        from pytest_tau2.plugin.item import test_scenario
 
         return test_scenario
     raise AttributeError(name)

@@ -30,7 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return report_main(args[1:], prog="pytest-tau2 report")
     if command == "list":
-        from pytest_tau2.listing import main as list_main
+        from pytest_tau2.plugin.listing import main as list_main
 
         return list_main(args[1:], prog="pytest-tau2 list")
     if command == "merge":

@@ -3,6 +3,9 @@
 - :mod:`.outcome`: the records a run produces (:class:`GoldResult`, :class:`ScenarioOutcome`);
 - :mod:`.seeding`: seeded states, initialization, tools, the cached gold replay;
 - :mod:`.participants`: participant kinds as one table, and the per-scenario :class:`Context`;
+- :mod:`.trial`: one trial (scenario x trial seed), its participants built once, its result;
+- :mod:`.catalog`: every scenario of the run by name (and the selections aimed at a domain);
+- :mod:`.session`: once per process: model clients preloaded and closed, the run header;
 - :mod:`.agent_side`: the seam between in-process tools and a remote bot (``bot.remote``);
 - :mod:`.pipeline`: :func:`run_scenario`, the one pipeline;
 - :mod:`.prefetch`: ``--tau2-concurrency``, N runs in flight on a background event loop.

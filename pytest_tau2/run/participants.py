@@ -168,22 +168,14 @@ def _name(side: Side, settings: Settings) -> str:
     return kind.name + (f":{argument}" if argument is not None else "")
 
 
-def describe_agent(settings: Settings, agent: object = None, ctx: Context | None = None) -> str:
-    """How metrics and the run header name the agent: the option used, or a custom Python class."""
-    return _custom(agent, ctx) or _name("agent", settings)
+def describe_agent(settings: Settings) -> str:
+    """How metrics and the run header name the agent a kind builds: the option used (a participant
+    no kind built is named by its class: run/trial.py)."""
+    return _name("agent", settings)
 
 
-def describe_user(settings: Settings, user: object = None, ctx: Context | None = None) -> str:
-    return _custom(user, ctx) or _name("user", settings)
-
-
-def _custom(participant: object, ctx: Context | None) -> str | None:
-    """``python:<module>.<class>`` for a participant that no kind built (an overridden fixture)."""
-    if participant is None or (ctx is not None and ctx.built_here(participant)):
-        return None
-    if ctx is None and type(participant).__module__.startswith("pytest_tau2."):
-        return None
-    return f"python:{type(participant).__module__}.{type(participant).__qualname__}"
+def describe_user(settings: Settings) -> str:
+    return _name("user", settings)
 
 
 # ---- the per-scenario context ------------------------------------------------------------------
@@ -197,8 +189,6 @@ class Context:
     settings: Settings
     plan: GoldPlan
     usage: UsageMeter = field(default_factory=UsageMeter)
-    built: list[object] = field(default_factory=list)
-    """Participants built from the table for this scenario (anything else is a custom fixture's)."""
     trial: int = 1
     """Which trial of the scenario this is (1..``--tau2-trials``)."""
 
@@ -222,15 +212,8 @@ class Context:
 
     @property
     def result_name(self) -> str:
-        """The item id and results folder of this trial: ``<scenario>-t<k>``, or the name alone for one trial."""
+        """The trial's item id and results folder (its cassette is named after it)."""
         return trial_id(self.scenario.name, self.trial, self.settings.trials)
-
-    def trial_record(self) -> dict[str, Any]:
-        """What metrics.json records about the trial."""
-        return {"trial": self.trial, "trials": self.settings.trials, "seed": self.seed}
-
-    def built_here(self, participant: object) -> bool:
-        return any(participant is p for p in self.built)
 
     def retry_policy(self) -> RetryPolicy:
         from pytest_tau2.llm.client import RetryPolicy
@@ -301,38 +284,6 @@ class Context:
 
         return redact(text, self.secrets)
 
-    def data_pin(self) -> dict[str, Any] | None:
-        return self.scenario.data_pin(self.settings)
-
-    def metadata(self) -> dict[str, Any]:
-        s = self.scenario
-        return {
-            "scenario": s.name,
-            "domain": s.domain,
-            "class": f"{type(s).__module__}.{type(s).__qualname__}",
-            "description": s.description,
-            "success_signals": [str(sig) for sig in s.success_signals],
-            "max_turns": s.max_turns,
-            "max_duration": s.max_duration,
-            "nl_assertions": s.nl_assertions,
-            "db_state_assertions": s.db_state_assertions,
-            "initialization_actions": s.initialization_actions,
-            "reference_answer": s.reference_answer,
-            "gold_actions": s.gold_actions(),
-            "agent": describe_agent(self.settings),
-            "user": describe_user(self.settings),
-            "models": self.models(),
-            "labels": {"behavior_config": s.user_persona.behavior_config, "voice_config": s.user_persona.voice_config},
-        }
-
-    def tool_schemas(self) -> dict[str, list[dict[str, Any]]]:
-        s = self.scenario
-        out = {"agent": [resolve_tool(s.namespace, n).openai_schema() for n in s.agent_resources.tools]}
-        if "user" in s.sides:
-            out["user"] = [resolve_tool(s.user_namespace, n).openai_schema() for n in s.user_resources.tools]
-        return out
-
-
 def _replayed_actions(settings: Settings, scenario: Scenario) -> list[dict[str, Any]] | None:
     """The recorded actions of ``scenario`` with ``--tau2-agent replay:PATH`` (None: not replaying / absent)."""
     kind, argument = agent_kind(settings)
@@ -357,16 +308,12 @@ def _ending_names(scenario: Scenario) -> frozenset[str]:
 
 def make_agent(ctx: Context) -> Participant:
     kind, argument = agent_kind(ctx.settings)
-    agent = kind.build(ctx, argument)
-    ctx.built.append(agent)
-    return agent
+    return kind.build(ctx, argument)
 
 
 def make_user(ctx: Context) -> Participant:
     kind, argument = user_kind(ctx.settings)
-    user = kind.build(ctx, argument)
-    ctx.built.append(user)
-    return user
+    return kind.build(ctx, argument)
 
 
 def make_judge(ctx: Context) -> Judge | None:
@@ -375,9 +322,7 @@ def make_judge(ctx: Context) -> Judge | None:
         return None
     from pytest_tau2.scoring.judge import LLMJudge
 
-    judge = LLMJudge(config, ctx.retry_policy(), ctx.usage, cassette=ctx.cassette)
-    ctx.built.append(judge)
-    return judge
+    return LLMJudge(config, ctx.retry_policy(), ctx.usage, cassette=ctx.cassette)
 
 
 # ---- the built-in kinds ---------------------------------------------------------------------------

@@ -21,13 +21,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_tau2.conversation.protocol import Participant
 from pytest_tau2.environment.env import warm_up
-from pytest_tau2.run import participants
-from pytest_tau2.run.agent_side import ProvidesAgentSide
 from pytest_tau2.run.outcome import ScenarioOutcome
-from pytest_tau2.run.pipeline import run_scenario
-from pytest_tau2.run.trials import split_trial_id
+from pytest_tau2.run.session import close_model_clients
+from pytest_tau2.run.trial import Trial, parse_item_id
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.settings import Settings
 
@@ -40,7 +37,7 @@ def expected_length(item_id: str, scenario_for: Callable[[str], Scenario], trial
     """How long an item's conversation should be, for start orders: its scenario's gold actions
     (``item_id``: the scenario name, or ``<name>-t<k>`` with several trials). 0 for a scenario
     without gold or one that cannot be built: a broken scenario fails in its own item, not here."""
-    scenario_name = split_trial_id(item_id)[0] if trials > 1 else item_id
+    scenario_name = parse_item_id(item_id, trials)[0]
     try:
         return len(scenario_for(scenario_name).gold_actions() or ())
     except Exception:
@@ -50,10 +47,8 @@ def expected_length(item_id: str, scenario_for: Callable[[str], Scenario], trial
 @dataclass
 class Prefetched:
     name: str
-    scenario: Scenario
-    context: participants.Context
-    agent: Participant | ProvidesAgentSide
-    user: Participant
+    trial: Trial
+    """The item's trial, its participants built here: the item's built-in fixtures hand out these."""
     future: concurrent.futures.Future[ScenarioOutcome] = field(init=False)
     after: Any = None
     """What ``after_run`` made of the outcome on the loop thread (None: not made, or it failed)."""
@@ -222,15 +217,12 @@ class Prefetcher:
         started.future.add_done_callback(self._finished)
 
     def _launch(self, name: str) -> Prefetched:
-        """Build ``name``'s built-in participants and start its run on the loop."""
-        scenario_name, trial = split_trial_id(name) if self.settings.trials > 1 else (name, None)
-        scenario = self.scenario_for(scenario_name)
-        ctx = participants.Context.for_scenario(scenario, self.settings, trial=trial or 1)
-        agent = participants.make_agent(ctx)
-        user = participants.make_user(ctx)
-        judge = participants.make_judge(ctx)
-        prefetched = Prefetched(name, scenario, ctx, agent, user)
-        coroutine = run_scenario(scenario, agent=agent, user=user, settings=self.settings, judge=judge)
+        """Build ``name``'s trial and its built-in participants, and start its run on the loop."""
+        scenario_name, number = parse_item_id(name, self.settings.trials)
+        trial = Trial(self.scenario_for(scenario_name), self.settings, number)
+        trial.agent, trial.user, trial.judge  # noqa: B018  (built now: one that cannot be fails its item here)
+        prefetched = Prefetched(name, trial)
+        coroutine = trial.run()
         prefetched.future = asyncio.run_coroutine_threadsafe(self._then_after(coroutine, prefetched), self._loop)
         return prefetched
 
@@ -276,7 +268,4 @@ class Prefetcher:
             task.cancel()
         if rest:
             await asyncio.wait(rest, timeout=10)
-        if participants.uses_llm(self.settings):
-            from pytest_tau2.llm.client import aclose
-
-            await aclose()
+        await close_model_clients(self.settings)

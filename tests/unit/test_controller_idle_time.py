@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_tau2 import concurrency
+from pytest_tau2.plugin import prefetching as concurrency
 
 
 def _config() -> SimpleNamespace:

@@ -74,13 +74,20 @@ def test_domain_files_are_manifest_entries() -> None:
     assert len(DOMAIN_FILES["telecom"]) == 7
 
 
+NOT_YET_EMBEDDED = "tau2/domains/banking_knowledge/"
+
+
 @needs_real_data
 def test_embedded_manifest_matches_shared_manifest_json() -> None:
     import json
 
     shipped = json.loads((REAL_DATA / "MANIFEST.json").read_text())
     assert shipped["commit"] == manifest.PIN_COMMIT
-    assert {k: (v["sha256"], v["bytes"]) for k, v in shipped["files"].items()} == MANIFEST
+    files = {k: (v["sha256"], v["bytes"]) for k, v in shipped["files"].items()}
+    assert {k: files.get(k) for k in MANIFEST} == MANIFEST
+    # The shared folder also carries banking_knowledge (815 files), which no domain here reads yet
+    # (issue 28); every other file of it is embedded.
+    assert {k for k in files if k not in MANIFEST and not k.startswith(NOT_YET_EMBEDDED)} == set()
 
 
 # --- resolution order -----------------------------------------------------------------

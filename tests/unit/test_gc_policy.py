@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_tau2 import gc_policy
+from pytest_tau2.plugin import gc_policy
 
 
 def test_collects_then_freezes_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -57,7 +57,7 @@ class HeldRuns(Prefetcher):
                 await asyncio.sleep(0.002)
             return name
 
-        prefetched = Prefetched(name, None, None, None, None)  # type: ignore[arg-type]
+        prefetched = Prefetched(name, None)  # type: ignore[arg-type]
         future = asyncio.run_coroutine_threadsafe(self._then_after(run(), prefetched), self._loop)
         prefetched.future = future
         self.freed[future] = threading.Event()
@@ -270,7 +270,7 @@ def test_the_worker_queue_tells_the_prefetcher_of_each_item_the_controller_adds(
     from execnet.gateway_base import get_execmodel
     from xdist.remote import TestQueue
 
-    from pytest_tau2.worker_queue import pending_source
+    from pytest_tau2.plugin.xdist_scheduler import pending_source
 
     class WorkerInteractor:  # xdist's, as far as pending_source reads it
         def __init__(self) -> None:

@@ -18,6 +18,7 @@ from pytest_tau2.report.metrics import build_metrics, metrics_schema
 from pytest_tau2.report.summary import render
 from pytest_tau2.run import participants, run_scenario
 from pytest_tau2.run.seeding import _GOLD_CACHE, gold_replay
+from pytest_tau2.run.trial import Trial
 from pytest_tau2.scoring.signals import (
     SIGNALS,
     Check,
@@ -148,10 +149,9 @@ def test_a_package_adds_an_agent_kind_with_an_argument() -> None:
 
 def test_a_participant_no_kind_built_is_named_by_its_class(tmp_path: Path) -> None:
     settings = Settings(eval_data_root=str(tmp_path))
-    ctx = participants.Context.for_scenario(Rude(), settings)
-    built = participants.make_agent(ctx)
-    assert participants.describe_agent(settings, built, ctx) == "oracle"
-    assert participants.describe_agent(settings, Echo(), ctx) == f"python:{__name__}.Echo"
+    trial = Trial(Rude(), settings)
+    assert trial.describe("agent", trial.agent) == "oracle"
+    assert trial.describe("agent", Echo()) == f"python:{__name__}.Echo"
 
 
 def test_the_bot_server_modules_do_not_import_pytest() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import pytest_tau2.domains.tau2_sources as tau2_sources
-from pytest_tau2.run.participants import Context
+from pytest_tau2.run.trial import Trial
 from pytest_tau2.scenario.registry import all_scenarios
 from pytest_tau2.settings import Settings
 
@@ -136,7 +136,7 @@ def test_telecom_user_prompt_and_tools(scenarios: dict[str, type], settings: Set
     persona = scenario.task["user_scenario"]["persona"]
     assert persona and persona in prompt
     assert scenario.sides == ("agent", "user")
-    schemas = Context.for_scenario(scenario, settings).tool_schemas()
+    schemas = Trial(scenario, settings).tool_schemas()
     assert [s["function"]["name"] for s in schemas["user"]] == TELECOM_USER_TOOLS
     assert len(schemas["agent"]) == 13 + 1  # 13 upstream agent tools + EndConversationTool
 
@@ -146,7 +146,7 @@ def test_agent_tools_in_upstream_order(
     scenarios: dict[str, type], settings: Settings, name: str, expected: list[str]
 ) -> None:
     scenario = _get(scenarios, settings, name)
-    schemas = Context.for_scenario(scenario, settings).tool_schemas()
+    schemas = Trial(scenario, settings).tool_schemas()
     names = [s["function"]["name"] for s in schemas["agent"]]
     assert names == [*expected, "EndConversationTool"]
     assert "user" not in schemas, "retail and airline users have no tools"

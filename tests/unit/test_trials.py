@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_tau2.run import participants
+from pytest_tau2.run.trial import Trial
 from pytest_tau2.run.trials import DEFAULT_SEED, split_trial_id, trial_id, trial_seed
 from pytest_tau2.scenario.registry import all_scenarios
 from pytest_tau2.settings import OPTIONS, Settings
@@ -62,10 +63,11 @@ def test_the_agent_and_user_get_the_trial_seed_and_the_judge_does_not(retail_0: 
         judge_args='{"temperature": 0}',
         trials=4,
     )
-    ctx = participants.Context.for_scenario(retail_0, settings, trial=3)  # type: ignore[arg-type]
-    assert ctx.seed == trial_seed(300, 3) == 361454
-    assert ctx.result_name == "tau2_retail__0-t3"
-    assert ctx.trial_record() == {"trial": 3, "trials": 4, "seed": 361454}
+    trial = Trial(retail_0, settings, trial=3)  # type: ignore[arg-type]
+    ctx = trial.context
+    assert ctx.seed == trial.seed == trial_seed(300, 3) == 361454
+    assert trial.result_name == "tau2_retail__0-t3"
+    assert trial.record() == {"trial": 3, "trials": 4, "seed": 361454}
     assert ctx.required_model("agent").args == {"seed": 361454}
     assert ctx.required_model("user").args == {"seed": 361454}
     assert ctx.required_model("judge").args == {"temperature": 0}
@@ -79,8 +81,8 @@ def test_a_seed_in_the_model_args_wins(retail_0: object) -> None:
 
 
 def test_one_trial_keeps_the_scenario_name(retail_0: object) -> None:
-    ctx = participants.Context.for_scenario(retail_0, Settings(data_dir=str(DATA_DIR)))  # type: ignore[arg-type]
-    assert (ctx.trial, ctx.result_name, ctx.seed) == (1, "tau2_retail__0", 626729)
+    trial = Trial(retail_0, Settings(data_dir=str(DATA_DIR)))  # type: ignore[arg-type]
+    assert (trial.number, trial.result_name, trial.seed) == (1, "tau2_retail__0", 626729)
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from pytest_tau2.worker_queue import make_scheduler
+from pytest_tau2.plugin.xdist_scheduler import make_scheduler
 
 
 class Node:

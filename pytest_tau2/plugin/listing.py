@@ -70,7 +70,7 @@ class ListingError(Exception):
         self.exit_code = exit_code
 
 
-# ---- the collecting side: a pytest plugin module (``-p pytest_tau2.listing``) -------------------------
+# ---- the collecting side: a pytest plugin module (``-p pytest_tau2.plugin.listing``) -------------------------
 
 OUTPUT_ENV = "PYTEST_TAU2_LIST_OUTPUT"
 """Where the collecting process writes what it found (JSON); the plugin does nothing without it."""
@@ -81,7 +81,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     output = os.environ.get(OUTPUT_ENV)
     if not output:
         return
-    from pytest_tau2.items import CATALOG_KEY, PARAM
+    from pytest_tau2.plugin.keys import CATALOG_KEY, PARAM
 
     items = []
     for item in session.items:

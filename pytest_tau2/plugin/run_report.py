@@ -17,23 +17,16 @@ from typing import Any
 
 import pytest
 
+from pytest_tau2.plugin.keys import item_id
 from pytest_tau2.report import files
 from pytest_tau2.report.leaderboard import pass_hat_k_document
 from pytest_tau2.report.run_folder import RunFolder
 from pytest_tau2.report.summary import render
 
-SCENARIO_PROPERTY = "tau2_scenario"
 UNREPORTED_KEY = "tau2_unreported"
 """``workeroutput`` key: the payloads of a worker's conversations that finished for items it
 never reached (concurrency.finish_prefetching), written by the controller when the worker ends."""
 _WORKER_LINE = re.compile(r"^\[[\w-]+\] .* -- Python ")
-_ITEM_ID = re.compile(r"::test_scenario\[(?P<id>.+)\]$")
-
-
-def item_id(nodeid: str) -> str | None:
-    """A scenario item's id from its node id: the scenario name, or ``<name>-t<k>`` for a trial."""
-    match = _ITEM_ID.search(nodeid)
-    return match["id"] if match is not None else None
 
 
 class RunReport:

@@ -1,9 +1,8 @@
 """The pytest side of ``--tau2-concurrency``: one Prefetcher per process (run/prefetch.py), made by
 the first scenario item that can use it, fed from the session's items (an xdist worker: from the
-items queued on it, worker_queue.py), and wound down at the end of the session.
+items queued on it, xdist_scheduler.py), and wound down at the end of the session.
 
-Part of the pytest adapter, with items.py (which asks for the prefetcher) and plugin.py (which
-calls :func:`finish_prefetching`).
+item.py asks for the prefetcher; session.py calls :func:`finish_prefetching`.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_tau2.run_report import UNREPORTED_KEY, RunReport
+from pytest_tau2.plugin.run_report import UNREPORTED_KEY, RunReport
 from pytest_tau2.settings import Settings
 
 if TYPE_CHECKING:
@@ -49,8 +48,8 @@ def prefetcher_for(
     prefetcher = config.stash.get(PREFETCH_KEY, None)
     if prefetcher is not None:
         return prefetcher
+    from pytest_tau2.plugin.xdist_scheduler import pending_source
     from pytest_tau2.run.prefetch import Prefetcher
-    from pytest_tau2.worker_queue import pending_source
 
     ids = item_ids()
     prefetcher = Prefetcher(

@@ -1,0 +1,326 @@
+"""The scenario item: its fixtures, the run of its trial, its sub-results and its result payload.
+
+Registered by the plugin package (``pytest_plugins``). The conversation runs in the setup phase
+(``tau2_outcome``), so an infrastructure failure makes the item an *error*; the checks are
+sub-results of the call phase. Every file of the scenario travels in the setup report
+(``report.tau2_result``) to the process that owns the results folder (run_report.py).
+
+The item's trial (run/trial.py) is built once: by ``--tau2-concurrency``'s prefetcher when it
+started this item's conversation early, else here. The built-in ``tau2_scenario``,
+``tau2_context``, ``tau2_agent``, ``tau2_user`` and ``tau2_judge`` fixtures hand out its parts,
+so a conftest that overrides one of them simply puts its own object in that part's place.
+
+PYTEST_DONT_REWRITE: the plugin package imports this module before pytest registers it as a
+plugin (``pytest_plugins``); it holds no assertions to rewrite.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import pytest
+
+from pytest_tau2.errors import InfrastructureError, ScenarioNotApplicable, Tau2Error
+from pytest_tau2.plugin import prefetching
+from pytest_tau2.plugin.keys import (
+    CATALOG_KEY,
+    RESULT_KEY,
+    SAVED_KEY,
+    SCENARIO_PROPERTY,
+    SETTINGS_KEY,
+    result_folder,
+    scenario_name,
+)
+from pytest_tau2.plugin.overrides import FixtureOverrides
+from pytest_tau2.report import subresults
+from pytest_tau2.report.subresults import SubResult
+from pytest_tau2.run.participants import Context
+from pytest_tau2.run.pipeline import Judge
+from pytest_tau2.run.prefetch import Prefetched, Prefetcher
+from pytest_tau2.run.trial import Agent, Trial, TrialResult
+from pytest_tau2.scenario.base import Scenario
+from pytest_tau2.scoring.signals import signal_specs
+from pytest_tau2.settings import Settings
+
+T = TypeVar("T")
+OVERRIDES_KEY = pytest.StashKey[FixtureOverrides]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    overrides = FixtureOverrides()
+    config.stash[OVERRIDES_KEY] = overrides
+    config.pluginmanager.register(overrides, "tau2-fixture-overrides")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    name = scenario_name(item)
+    if name is not None:
+        # Recorded before anything can fail, so the summary knows every scenario that ran.
+        item.user_properties.append((SCENARIO_PROPERTY, name))
+
+
+# ---- fixtures -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def tau2_settings(pytestconfig: pytest.Config) -> Settings:
+    """The resolved ``--tau2-*`` settings of this run."""
+    return pytestconfig.stash[SETTINGS_KEY]
+
+
+@pytest.fixture
+def tau2_trial() -> int:
+    """Which trial of its scenario the item is: 1, or 1..K under ``--tau2-trials K`` (K > 1
+    parametrizes this name, ids ``<scenario>-t<k>``)."""
+    return 1
+
+
+@dataclass
+class _ItemTrial:
+    """The item's trial, and its run when the prefetcher started it (None: run here)."""
+
+    trial: Trial
+    prefetched: Prefetched | None
+
+
+@pytest.fixture
+def tau2_item_trial(
+    request: pytest.FixtureRequest, tau2_scenario_name: str, tau2_trial: int, tau2_settings: Settings
+) -> _ItemTrial:
+    """The item's trial, built once: taken from the prefetcher when it runs this item, else built here."""
+    node = request.node
+    config = request.config
+    saved = config.stash.get(SAVED_KEY, {})
+    prefetcher = None if result_folder(node) in saved else _prefetcher(request, tau2_settings)
+    if prefetcher is not None and not config.stash[OVERRIDES_KEY].overridden(node):
+        taken = _or_fail(tau2_scenario_name, lambda: prefetcher.take(result_folder(node)))
+        return _ItemTrial(taken.trial, taken)
+    catalog = config.stash[CATALOG_KEY]
+    scenario = _or_fail(tau2_scenario_name, lambda: catalog.instance(tau2_scenario_name))
+    return _ItemTrial(_or_fail(tau2_scenario_name, lambda: Trial(scenario, tau2_settings, tau2_trial)), None)
+
+
+@pytest.fixture
+def tau2_scenario(tau2_item_trial: _ItemTrial) -> Scenario:
+    """The scenario instance under test."""
+    return tau2_item_trial.trial.scenario
+
+
+@pytest.fixture
+def tau2_context(tau2_item_trial: _ItemTrial) -> Context:
+    """What the built-in participants share: the scenario, its gold plan, usage meter, settings, trial."""
+    return tau2_item_trial.trial.context
+
+
+@pytest.fixture
+def tau2_agent(tau2_item_trial: _ItemTrial) -> Agent:
+    """The agent under test. Override in conftest.py to evaluate your own Python agent."""
+    trial = tau2_item_trial.trial
+    return _or_fail(trial.scenario.name, lambda: trial.agent)
+
+
+@pytest.fixture
+def tau2_user(tau2_item_trial: _ItemTrial) -> Any:
+    """The simulated user. Override in conftest.py for a custom user simulator."""
+    trial = tau2_item_trial.trial
+    return _or_fail(trial.scenario.name, lambda: trial.user)
+
+
+@pytest.fixture
+def tau2_judge(tau2_item_trial: _ItemTrial) -> Judge | None:
+    """The NL-assertion judge, or None when no judge model is configured."""
+    return tau2_item_trial.trial.judge
+
+
+@pytest.fixture
+def tau2_outcome(
+    request: pytest.FixtureRequest,
+    tau2_item_trial: _ItemTrial,
+    tau2_agent: Agent,
+    tau2_user: Any,
+    tau2_judge: Judge | None,
+) -> Any:
+    """Run the trial (setup phase: an infrastructure failure makes the item an *error*)."""
+    node = request.node
+    saved = request.config.stash.get(SAVED_KEY, {}).get(result_folder(node))
+    if saved is not None:  # --tau2-resume: a complete saved result stands in for the run
+        return _resumed(node, saved)
+    trial, prefetched = tau2_item_trial.trial, tau2_item_trial.prefetched
+    if prefetched is not None and not trial.all_built_in(tau2_agent, tau2_user, tau2_judge):
+        prefetched.future.cancel()  # an override the prefetcher could not see: this item's own run counts
+        prefetched = None
+
+    def record() -> Any:
+        if prefetched is not None:
+            prefetching.use_idle_time(request.config, prefetched.future)
+            outcome = prefetched.future.result()  # the loop thread sets .after before this is ready
+            made = prefetched.after if isinstance(prefetched.after, TrialResult) else None
+        else:
+            outcome = trial.run_alone(tau2_agent, tau2_user, tau2_judge)
+            made = None
+        result = made or trial.result(outcome, tau2_agent, tau2_user)
+        _record(node, result, request.session)
+        return outcome
+
+    return _or_fail(trial.scenario.name, record)
+
+
+def _or_fail(name: str, build: Callable[[], T]) -> T:
+    """Run ``build``; show a plugin error (bad data, bad scenario) as its message, not a traceback."""
+    message = None
+    skip = None
+    try:
+        return build()
+    except ScenarioNotApplicable as exc:
+        skip = str(exc)
+    except Tau2Error as exc:
+        message = f"{name}: {type(exc).__name__}: {exc}"
+    if skip is not None:
+        pytest.skip(skip)
+    # Failing outside the except block keeps pytest from printing "during handling..." chains.
+    pytest.fail(message or f"{name}: failed", pytrace=False)
+
+
+def _prefetcher(request: pytest.FixtureRequest, settings: Settings) -> Prefetcher | None:
+    """The process's Prefetcher when --tau2-concurrency applies, else None."""
+    if settings.concurrency <= 1:
+        return None
+    # Item ids: the scenario name, or <name>-t<k> for one of several trials. Not to prefetch
+    # (None): results --tau2-resume takes from the saved run, and items whose participant
+    # fixtures a conftest overrides (no model call is spent on a conversation nobody uses).
+    config = request.config
+    saved = config.stash.get(SAVED_KEY, {})
+    overrides = config.stash[OVERRIDES_KEY]
+
+    def prefetchable(item: pytest.Item) -> str | None:
+        if scenario_name(item) is None or overrides.overridden(item):
+            return None
+        folder = result_folder(item)
+        return None if folder in saved else folder
+
+    return prefetching.prefetcher_for(
+        request,
+        settings,
+        lambda: [prefetchable(item) for item in request.session.items],
+        config.stash[CATALOG_KEY].instance,
+        after_run=lambda outcome, p: p.trial.result(outcome, p.trial.agent, p.trial.user),
+    )
+
+
+def _record(node: pytest.Item, result: TrialResult, session: pytest.Session) -> None:
+    node.stash[RESULT_KEY] = result.payload
+    _record_properties(node, result.metrics)
+    if result.infra_text is not None:
+        if result.fatal:
+            # Every later scenario would fail the same way (e.g. no API key): stop the run here.
+            session.shouldstop = f"stopping the run: {result.infra_text}"
+        raise InfrastructureError(f"infrastructure error, not an agent failure: {result.infra_text}")
+
+
+def _record_properties(node: pytest.Item, metrics: dict[str, Any]) -> None:
+    # Like pytest's record_property fixture, minus its warning under the default xunit2 family:
+    # JUnit consumers read these properties whatever the family.
+    for key in ("is_successful", "stop_reason", "stalled", "agent_turns"):
+        node.user_properties.append((key, _prop(metrics[key])))
+    for spec in signal_specs():
+        node.user_properties.append((spec.metric, _prop(metrics[spec.metric])))
+    gating = set(metrics.get("success_signals") or ())
+    checks = [c for c in metrics.get("checks") or () if c["signal"] in gating]
+    node.user_properties += subresults.properties([SubResult(c["id"], c["passed"], c["message"]) for c in checks])
+    if metrics.get("infrastructure_error"):
+        node.user_properties.append(("infrastructure_error", metrics["infrastructure_error"]))
+    if metrics.get("resumed"):
+        node.user_properties.append(("resumed", "true"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    """Attach the scenario's result payload to its setup report: it travels with the report
+    (xdist serializes the report's attributes) to the process that writes the results folder."""
+    report = yield
+    if call.when == "setup" and RESULT_KEY in item.stash:
+        report.tau2_result = item.stash[RESULT_KEY]
+        del item.stash[RESULT_KEY]  # the report holds it now; items live as long as the session
+    return report
+
+
+def _prop(value: Any) -> str:
+    if value is None:
+        return "N/A"
+    return json.dumps(value) if not isinstance(value, str) else value
+
+
+# ---- the test function ----------------------------------------------------------------------------
+
+
+@dataclass
+class SavedResult:
+    """A scenario's verdict read back from its saved metrics.json (``--tau2-resume``)."""
+
+    metrics: dict[str, Any]
+
+
+def _resumed(node: pytest.Item, saved: dict[str, Any]) -> SavedResult:
+    metrics = {**saved, "resumed": True}
+    node.stash[RESULT_KEY] = {"folder": result_folder(node), "metrics": metrics, "files": {}}
+    _record_properties(node, metrics)
+    return SavedResult(metrics)
+
+
+def test_scenario(tau2_outcome: Any, subtests: Any, tau2_settings: Settings, pytestconfig: pytest.Config) -> None:
+    """One evaluation scenario; each check is a sub-result."""
+    if isinstance(tau2_outcome, SavedResult):
+        m = tau2_outcome.metrics
+        checks = [(c["id"], c["signal"], c["passed"], c["message"]) for c in m["checks"]]
+        gating: tuple[str, ...] = tuple(m["success_signals"])
+        stalled, turns, verdict = m["stalled"], m["agent_turns"], m["is_successful"]
+        breakdown = m["success_breakdown"]
+    else:
+        outcome = tau2_outcome
+        checks = [(c.id, c.signal, c.passed, c.message) for c in outcome.checks]
+        gating = tuple(outcome.scenario.success_signals)
+        stalled, turns, verdict = outcome.stalled, outcome.conversation.agent_turns, outcome.is_successful
+        breakdown = outcome.verdict.breakdown()
+    # Excluded signals are saved in metrics.json, never gate: only the gating checks are sub-results.
+    gated = [SubResult(check_id, passed, message) for check_id, signal, passed, message in checks if signal in gating]
+    with _subtests_without_capture(pytestconfig):
+        for result in gated:
+            with subtests.test(msg=result.id):
+                if result.passed is None:
+                    pytest.skip(result.message or f"{result.id}: not applicable")
+                if not result.passed:
+                    pytest.fail(result.message or f"{result.id} failed", pytrace=False)
+    stall = f"stalled: {turns} agent turns, fewer than --tau2-min-agent-turns {tau2_settings.min_agent_turns}"
+    if any(result.passed is False for result in gated):
+        # The item fails on its own, naming every sub-result: JUnit XML shows this testcase, not
+        # its subtests (session.py keeps those out of it), so the failure text must carry them.
+        pytest.fail(subresults.failure_text(gated, *([stall] if stalled else [])), pytrace=False)
+    if stalled:
+        pytest.fail(stall, pytrace=False)
+    if verdict == "N/A":
+        pytest.skip("no applicable success signal: " + ", ".join(breakdown["not_applicable"]))
+    if verdict is not True and not breakdown["failed"]:
+        pytest.fail(f"is_successful is {verdict!r} (scenario's compute_is_successful)", pytrace=False)
+
+
+@contextlib.contextmanager
+def _subtests_without_capture(config: pytest.Config) -> Iterator[None]:
+    """Sub-results that capture no output of their own (the test's capture still runs).
+
+    With ``--capture=fd`` (the default) pytest's subtests open two temporary files per
+    sub-result to capture what its block prints; a check's block prints nothing (it only
+    skips or fails), and those files cost ~0.3 ms per sub-result, ~0.8 ms per retail scenario
+    (more on slow file systems). Subtests read the option as each one starts, so it is
+    switched off around the checks and restored after.
+    """
+    option = config.option
+    saved = getattr(option, "capture", None)
+    option.capture = "no"
+    try:
+        yield
+    finally:
+        option.capture = saved

@@ -1,0 +1,130 @@
+"""The run's life in one process: configure (settings, catalog, results folder checked and locked,
+the adapter's other plugin objects registered), session start (JUnit keeps one testcase per
+scenario; the model clients' libraries imported), session end (background conversations wound
+down, idle-time work ended, the garbage collector's policy)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_tau2.plugin import invocation, worker_settings
+from pytest_tau2.plugin.gc_policy import freeze_at_session_end, session_configured
+from pytest_tau2.plugin.keys import (
+    CATALOG_KEY,
+    SAVED_KEY,
+    SETTINGS_KEY,
+    is_controller_of_workers,
+    is_worker,
+    scenario_name,
+)
+from pytest_tau2.plugin.options import add_markers
+from pytest_tau2.plugin.prefetching import end_controller_idle_time, finish_prefetching
+from pytest_tau2.plugin.run_report import RunReport
+from pytest_tau2.plugin.selection import ShardSelection
+from pytest_tau2.plugin.selection_hint import SelectionHints, XdistSelectionHints
+from pytest_tau2.report.run_folder import RunFolder, RunFolderError
+from pytest_tau2.report.shards import parse_shard
+from pytest_tau2.run.catalog import Catalog
+from pytest_tau2.run.session import preload_model_clients, wants_preload
+
+SESSION_COUNTED_KEY = pytest.StashKey[bool]()
+"""This config's pytest_configure counted a live session (gc_policy.session_configured)."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    session_configured()
+    config.stash[SESSION_COUNTED_KEY] = True
+    add_markers(config)
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and "tau2_settings" in workerinput:
+        relative = workerinput.get("tau2_root_relative") or {}
+        config.stash[SETTINGS_KEY] = worker_settings.receive(workerinput["tau2_settings"], relative, config.rootpath)
+    else:
+        config.stash[SETTINGS_KEY] = invocation.settings_of(config)
+    settings = config.stash[SETTINGS_KEY]
+    workerid = (workerinput or {}).get("workerid")
+    wrap = (lambda exc: worker_settings.on_worker(exc, workerid)) if workerid else None
+    config.stash[CATALOG_KEY] = Catalog(settings, wrap_error=wrap)
+    folder = None
+    if workerinput is not None:
+        config.stash[SAVED_KEY] = dict(workerinput.get("tau2_saved") or {})
+    elif _runs_scenarios(config):
+        # The process that owns the results folder checks and locks it before anything runs.
+        folder = RunFolder(Path(settings.results_dir), settings)
+        try:
+            folder.open()
+        except RunFolderError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        config.stash[SAVED_KEY] = folder.saved
+    config.pluginmanager.register(
+        RunReport(Path(settings.results_dir), is_worker=is_worker(config), folder=folder), "tau2-run-report"
+    )
+    if config.pluginmanager.hasplugin("xdist"):
+        from pytest_tau2.plugin.xdist_hooks import XdistHooks
+
+        config.pluginmanager.register(XdistHooks(), "tau2-xdist")
+    hints = XdistSelectionHints if config.pluginmanager.hasplugin("xdist") else SelectionHints
+    config.pluginmanager.register(hints(scenario_name), "tau2-selection-hints")  # a -k that selects nothing
+    if settings.shard is not None:
+        config.pluginmanager.register(ShardSelection(parse_shard(settings.shard)), "tau2-shard")
+
+
+def _runs_scenarios(config: pytest.Config) -> bool:
+    """False for invocations that only list or explain (--collect-only, --help, --fixtures, --markers)."""
+    option = config.option
+    return not any(getattr(option, name, False) for name in ("collectonly", "help", "showfixtures", "markers"))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _keep_subtests_out_of_junit(session.config)
+    settings = session.config.stash[SETTINGS_KEY]
+    if (
+        wants_preload(settings)
+        and not session.config.option.collectonly
+        and not is_controller_of_workers(session.config)
+    ):
+        preload_model_clients(settings)
+
+
+def _keep_subtests_out_of_junit(config: pytest.Config) -> None:
+    """JUnit XML: one testcase per scenario, with the scenario's own outcome.
+
+    pytest's junitxml plugin folds every subtest report into its item's testcase, so a passing
+    scenario with an N/A sub-result got a ``<skipped>`` child (CI dashboards counted it as
+    skipped) and ``tests=`` counted sub-results (1008 for 284 testcases). Here the junitxml
+    plugin stops seeing subtest reports; the item's own reports decide its testcase, and the
+    sub-results stay in it as ``check:<id>`` properties and in the failure text (item.py).
+    pytest exposes no handle on that plugin object but its stash key, and binds a plugin's
+    hooks when it is registered: hence unregister, wrap, register again (at sessionstart, after
+    junitxml's own, so its suite clock already runs). The terminal still gets every subtest.
+    """
+    from _pytest.junitxml import xml_key
+
+    xml = config.stash.get(xml_key, None)
+    if xml is None or getattr(xml, "_tau2_scenarios_only", False):
+        return
+    logreport = xml.pytest_runtest_logreport
+
+    def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+        if not isinstance(report, pytest.SubtestReport):
+            logreport(report)
+
+    config.pluginmanager.unregister(xml)
+    setattr(xml, "pytest_runtest_logreport", pytest_runtest_logreport)  # noqa: B010  (mypy: a method)
+    setattr(xml, "_tau2_scenarios_only", True)  # noqa: B010
+    config.pluginmanager.register(xml)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
+    finish_prefetching(session, exitstatus)
+    end_controller_idle_time(session.config)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if config.stash.get(SESSION_COUNTED_KEY, False):  # our configure ran (another plugin's may have failed first)
+        freeze_at_session_end()  # what pytest and the interpreter then collect is only what comes after

@@ -1,0 +1,57 @@
+"""What a run does once per process, around its scenarios: the model clients' libraries imported
+before the first scenario's clock starts, their HTTP clients closed with each event loop, and the
+run header's words for the agent, the user, the judge and the recording mode. No pytest here."""
+
+from __future__ import annotations
+
+from pytest_tau2.run import participants
+from pytest_tau2.settings import Settings
+
+
+def header_lines(settings: Settings) -> list[str]:
+    """The ``tau2:`` lines of the run header: who talks, where results go, what decides, recording."""
+    s = settings
+    lines = [
+        f"tau2: agent={participants.describe_agent(s)} user={participants.describe_user(s)} "
+        f"judge={s.judge_model or 'none (NL assertions skipped)'}",
+        f"tau2: results={s.results_dir}",
+        _verdict_line(s),
+    ]
+    if s.recording is not None:
+        from pytest_tau2.llm.cassette import describe_mode
+
+        lines.append(f"tau2: {describe_mode(s.recording, s.cassette_dir, participants.uses_llm(s))}")
+    return lines
+
+
+def _verdict_line(s: Settings) -> str:
+    """Which verdict decides the items, and the trials (docs/leaderboard.md)."""
+    if s.verdict == "tau2-reward":
+        verdict = "tau2 reward (--tau2-verdict tau2-reward) decides tau2 items; the six signals are saved beside it"
+    else:
+        verdict = "six-signal decides; tau2 reward saved beside it"
+    return f"tau2: verdict: {verdict}; trials={s.trials} per scenario, seed={s.seed}"
+
+
+def preload_model_clients(settings: Settings) -> None:
+    """Import the model client's libraries once per process, before collection and the first
+    test's clock: litellm only when a model needs it (the OpenAI wire path alone never does),
+    else the wire path's HTTP client. Not on a background thread: an import then competes for
+    the GIL with collection and the conversations that wait for it (c32 sweep 21.4 s vs 18.6 s
+    that way, bench/results/llm_speed.md)."""
+    from pytest_tau2.llm.client import preload
+
+    preload(litellm=participants.litellm_needed(settings))
+
+
+def wants_preload(settings: Settings) -> bool:
+    """Whether this run's scenarios will call a model (a replay-only recording mode never does)."""
+    return participants.uses_llm(settings) and settings.recording not in ("none", "once")
+
+
+async def close_model_clients(settings: Settings) -> None:
+    """At the end of an event loop that made model calls: litellm caches one HTTP client per loop."""
+    if participants.uses_llm(settings):
+        from pytest_tau2.llm.client import aclose
+
+        await aclose()

@@ -1,0 +1,213 @@
+"""One trial (a scenario x a trial seed), described once: its participants built once, its run,
+and its result as the results folder holds it.
+
+Both the scenario item's fixtures (plugin/item.py) and ``--tau2-concurrency``'s prefetcher
+(run/prefetch.py) go through :class:`Trial`: the prefetcher builds the trial of an item it
+starts early, and that item's built-in fixtures then hand out the very same scenario, context and
+participants. An overridden participant fixture (a conftest's own Python agent) takes the place
+of the built-in one, and the trial runs with it instead. No pytest here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_tau2.conversation.protocol import Participant
+from pytest_tau2.environment.tools import resolve_tool
+from pytest_tau2.report import files
+from pytest_tau2.report.metrics import build_metrics
+from pytest_tau2.run import participants
+from pytest_tau2.run.agent_side import ProvidesAgentSide
+from pytest_tau2.run.outcome import ScenarioOutcome
+from pytest_tau2.run.pipeline import Judge, run_scenario
+from pytest_tau2.run.session import close_model_clients
+from pytest_tau2.run.trials import split_trial_id
+from pytest_tau2.scenario.base import Scenario
+from pytest_tau2.settings import Settings
+
+Agent = Participant | ProvidesAgentSide
+_UNBUILT: Any = object()
+
+
+@dataclass
+class TrialResult:
+    """A finished trial as the results folder and the JUnit properties will hold it."""
+
+    metrics: dict[str, Any]
+    payload: dict[str, Any]
+    """``{"folder", "metrics", "files"}``: what report/files.py writes."""
+    infra_text: str | None
+    """The infrastructure error (redacted), when the conversation could not be run to its end."""
+    fatal: bool = False
+    """That error would end every later trial the same way (no API key): the run stops."""
+
+
+def parse_item_id(item_id: str, trials: int) -> tuple[str, int]:
+    """``(scenario name, trial)`` of an item id: the name, or ``<name>-t<k>`` with several trials."""
+    if trials <= 1:
+        return item_id, 1
+    name, trial = split_trial_id(item_id)
+    return name, trial or 1
+
+
+class Trial:
+    """A scenario's trial: the shared context of its built-in participants, and each built-in
+    participant built once, when first asked for (a kind that cannot serve the scenario, say a
+    replay file without it, then fails where it is used, not where an override replaced it)."""
+
+    def __init__(self, scenario: Scenario, settings: Settings, trial: int = 1) -> None:
+        self.scenario = scenario
+        self.settings = settings
+        self.number = trial
+        self.context = participants.Context.for_scenario(scenario, settings, trial=trial)
+        self._agent: Agent = _UNBUILT
+        self._user: Participant = _UNBUILT
+        self._judge: Judge | None = _UNBUILT
+
+    # ---- identity ------------------------------------------------------------------------------
+
+    @property
+    def seed(self) -> int:
+        """This trial's seed (run/trials.py), passed to the agent and user models."""
+        return self.context.seed
+
+    @property
+    def result_name(self) -> str:
+        """The item id and results folder: ``<scenario>-t<k>``, or the name alone for one trial."""
+        return self.context.result_name
+
+    def record(self) -> dict[str, Any]:
+        """What metrics.json records about the trial."""
+        return {"trial": self.number, "trials": self.settings.trials, "seed": self.seed}
+
+    # ---- participants --------------------------------------------------------------------------
+
+    @property
+    def agent(self) -> Agent:
+        if self._agent is _UNBUILT:
+            self._agent = participants.make_agent(self.context)
+        return self._agent
+
+    @property
+    def user(self) -> Participant:
+        if self._user is _UNBUILT:
+            self._user = participants.make_user(self.context)
+        return self._user
+
+    @property
+    def judge(self) -> Judge | None:
+        if self._judge is _UNBUILT:
+            self._judge = participants.make_judge(self.context)
+        return self._judge
+
+    def built_in(self, participant: object) -> bool:
+        """Whether ``participant`` is one this trial built (not a conftest's override)."""
+        return participant is not None and any(
+            participant is built for built in (self._agent, self._user, self._judge) if built is not _UNBUILT
+        )
+
+    def all_built_in(self, agent: object, user: object, judge: object) -> bool:
+        """The run uses this trial's own agent, user and judge (no fixture overrides one)."""
+        judged_here = self._judge is not _UNBUILT and judge is self._judge  # the built-in fixture ran (None: no judge)
+        return self.built_in(agent) and self.built_in(user) and judged_here
+
+    def describe(self, side: str, participant: object) -> str:
+        """How metrics name a side: its kind (``oracle``, ``litellm:MODEL``), or
+        ``python:<module>.<class>`` for a participant no kind built."""
+        if participant is None or self.built_in(participant):
+            return (
+                participants.describe_agent(self.settings)
+                if side == "agent"
+                else participants.describe_user(self.settings)
+            )
+        return f"python:{type(participant).__module__}.{type(participant).__qualname__}"
+
+    # ---- running -------------------------------------------------------------------------------
+
+    async def run(
+        self, agent: Agent | None = None, user: Participant | None = None, judge: Any = _UNBUILT
+    ) -> ScenarioOutcome:
+        """The conversation and its scoring, with the built-in participants unless others are given."""
+        return await run_scenario(
+            self.scenario,
+            agent=self.agent if agent is None else agent,
+            user=self.user if user is None else user,
+            settings=self.settings,
+            judge=self.judge if judge is _UNBUILT else judge,
+        )
+
+    def run_alone(
+        self, agent: Agent | None = None, user: Participant | None = None, judge: Any = _UNBUILT
+    ) -> ScenarioOutcome:
+        """:meth:`run` on an event loop of its own (one item at a time), its model clients closed after."""
+
+        async def run_then_close() -> ScenarioOutcome:
+            try:
+                return await self.run(agent, user, judge)
+            finally:
+                await close_model_clients(self.settings)
+
+        return asyncio.run(run_then_close())
+
+    # ---- the result ----------------------------------------------------------------------------
+
+    def result(self, outcome: ScenarioOutcome, agent: object, user: object) -> TrialResult:
+        """Metrics and file texts of one outcome. No pytest in it: the prefetcher builds it on its
+        loop thread as each conversation ends (the item's thread then has little left to do)."""
+        ctx = self.context
+        infra = outcome.conversation.error
+        infra_text = ctx.redact(str(infra)) if infra is not None else None
+        recording = ctx.save_cassette()
+        metrics = build_metrics(
+            outcome,
+            models=ctx.models(),
+            data_pin=self.scenario.data_pin(self.settings),
+            token_usage=ctx.usage.to_dict(),
+            agent_kind=self.describe("agent", agent),
+            user_kind=self.describe("user", user),
+            infrastructure_error=infra_text,
+            trial=self.record(),
+            recording=recording,
+        )
+        payload = files.scenario_payload(
+            self.result_name,
+            outcome,
+            metrics,
+            metadata=self.metadata(),
+            tool_schemas=self.tool_schemas(),
+            save_db=self.settings.save_db,
+            redact=ctx.redact_data,
+        )
+        return TrialResult(metrics, payload, infra_text, fatal=bool(getattr(infra, "fatal", False)))
+
+    def metadata(self) -> dict[str, Any]:
+        """metadata.json: what the scenario is, and who took part."""
+        s = self.scenario
+        return {
+            "scenario": s.name,
+            "domain": s.domain,
+            "class": f"{type(s).__module__}.{type(s).__qualname__}",
+            "description": s.description,
+            "success_signals": [str(sig) for sig in s.success_signals],
+            "max_turns": s.max_turns,
+            "max_duration": s.max_duration,
+            "nl_assertions": s.nl_assertions,
+            "db_state_assertions": s.db_state_assertions,
+            "initialization_actions": s.initialization_actions,
+            "reference_answer": s.reference_answer,
+            "gold_actions": s.gold_actions(),
+            "agent": participants.describe_agent(self.settings),
+            "user": participants.describe_user(self.settings),
+            "models": self.context.models(),
+            "labels": {"behavior_config": s.user_persona.behavior_config, "voice_config": s.user_persona.voice_config},
+        }
+
+    def tool_schemas(self) -> dict[str, list[dict[str, Any]]]:
+        """tools.json: the tools each side was offered, as OpenAI function schemas."""
+        s = self.scenario
+        out = {"agent": [resolve_tool(s.namespace, n).openai_schema() for n in s.agent_resources.tools]}
+        if "user" in s.sides:
+            out["user"] = [resolve_tool(s.user_namespace, n).openai_schema() for n in s.user_resources.tools]
+        return out
