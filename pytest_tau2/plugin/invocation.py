@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from pytest_tau2.errors import SettingsError
-from pytest_tau2.llm.secrets import redact
 from pytest_tau2.run import participants
+from pytest_tau2.run.session import shown
 from pytest_tau2.settings import OPTIONS, Settings, resolve
 
 
@@ -97,7 +97,7 @@ def settings_from_config(config: pytest.Config) -> Settings:
     try:
         values = resolve(cli, ini)
     except ValueError as exc:
-        raise pytest.UsageError(redact(str(exc))) from None
+        raise pytest.UsageError(shown(str(exc))) from None
     values["eval_data_root"] = str(config.rootpath / (values["eval_data_root"] or "data"))
     values["cassette_dir"] = str(config.rootpath / (values["cassette_dir"] or "cassettes"))
     if values["resume"]:
@@ -114,5 +114,5 @@ def settings_from_config(config: pytest.Config) -> Settings:
     try:
         participants.validate_settings(settings)
     except SettingsError as exc:
-        raise pytest.UsageError(redact(str(exc), settings.secrets())) from None  # usage errors echo options
+        raise pytest.UsageError(shown(str(exc), settings.secrets())) from None  # usage errors echo options
     return settings

@@ -38,11 +38,11 @@ from pytest_tau2.plugin.keys import (
 from pytest_tau2.plugin.overrides import FixtureOverrides
 from pytest_tau2.report import subresults
 from pytest_tau2.report.subresults import SubResult
+from pytest_tau2.run.catalog import Scenario
 from pytest_tau2.run.participants import Context
 from pytest_tau2.run.pipeline import Judge
 from pytest_tau2.run.prefetch import Prefetched, Prefetcher
 from pytest_tau2.run.trial import Agent, Trial, TrialResult
-from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scoring.signals import signal_specs
 from pytest_tau2.settings import Settings
 

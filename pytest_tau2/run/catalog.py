@@ -21,6 +21,7 @@ from pytest_tau2.settings import Settings
 
 __all__ = [  # the selection helpers travel with the catalog: the adapter reaches them here
     "Catalog",
+    "Scenario",
     "keyword_targets",
     "node_id_targets",
     "pattern_targets",

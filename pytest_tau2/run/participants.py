@@ -284,6 +284,7 @@ class Context:
 
         return redact(text, self.secrets)
 
+
 def _replayed_actions(settings: Settings, scenario: Scenario) -> list[dict[str, Any]] | None:
     """The recorded actions of ``scenario`` with ``--tau2-agent replay:PATH`` (None: not replaying / absent)."""
     kind, argument = agent_kind(settings)

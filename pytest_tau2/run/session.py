@@ -4,8 +4,16 @@ run header's words for the agent, the user, the judge and the recording mode. No
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from pytest_tau2.llm.secrets import redact
 from pytest_tau2.run import participants
 from pytest_tau2.settings import Settings
+
+
+def shown(text: str, secrets: Sequence[str] = ()) -> str:
+    """``text`` as it may be shown to the user (an option's message): credentials masked."""
+    return redact(text, secrets)
 
 
 def header_lines(settings: Settings) -> list[str]:

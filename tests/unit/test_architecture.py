@@ -136,3 +136,23 @@ def test_only_the_adapter_imports_pytest() -> None:
         & {t.split(".")[0] for t in _imports(ast.parse(path.read_text("utf-8")), name, False)}
     )
     assert not offenders, f"modules outside the pytest adapter import pytest: {offenders}"
+
+
+DOOR = ("pytest_tau2.run", "pytest_tau2.report", "pytest_tau2.settings", "pytest_tau2.errors", ADAPTER)
+"""What the adapter may import of the package: the engine only through run/ (docs/architecture.md)."""
+
+
+def test_the_adapter_reaches_the_engine_through_run_only() -> None:
+    graph = import_graph()
+    offenders = {
+        name: sorted(t for t in targets if not any(t == d or t.startswith(d + ".") for d in DOOR))
+        for name, targets in graph.items()
+        if name == ADAPTER or name.startswith(ADAPTER + ".")
+    }
+    offenders = {name: targets for name, targets in offenders.items() if targets}
+    assert not offenders, f"the adapter imports the engine past run/: {offenders}"
+
+
+def test_the_package_root_keeps_only_the_public_api() -> None:
+    root = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert root == ["__init__.py", "cli.py", "errors.py", "settings.py"]
