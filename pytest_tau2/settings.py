@@ -22,6 +22,8 @@ class Option:
     default: Any = None
     kind: str = "str"  # str | int | float | bool
     env: str | None = None
+    path: bool = False
+    """A file or folder (given as two arguments, ``--flag DIR``, pytest may take it for a test path)."""
 
     @property
     def flag(self) -> str:
@@ -76,7 +78,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "agent_timeout", "Seconds to wait for each frame from an external agent bot (--tau2-agent-url).", 120.0, "float"
     ),
-    Option("data_dir", "Folder holding tau2/domains/... (default: $TAU2_DATA_DIR, then the fetch cache).", None),
+    Option(
+        "data_dir", "Folder holding tau2/domains/... (default: $TAU2_DATA_DIR, then the fetch cache).", None, path=True
+    ),
     Option(
         "allow_unpinned_data",
         "Accept tau2 data whose checksums differ from the pinned manifest (recorded as unpinned).",
@@ -88,13 +92,17 @@ OPTIONS: tuple[Option, ...] = (
         "Folder that db_path values of in-repo domains resolve against (default: <rootdir>/data).",
         None,
         env="TAU2_EVAL_DATA_ROOT",
+        path=True,
     ),
-    Option("results_dir", "Run directory for metrics and transcripts (default: tau2-results/<timestamp>).", None),
+    Option(
+        "results_dir", "Run directory for metrics and transcripts (default: tau2-results/<timestamp>).", None, path=True
+    ),
     Option(
         "resume",
         "Continue the run in this results folder: scenarios with a complete saved result are reported from "
         "it, the rest run (docs/runs.md).",
         None,
+        path=True,
     ),
     Option("save_db", "Also write final_db.json (and final_user_db.json) per scenario.", False, "bool"),
     Option("min_agent_turns", "A scenario with fewer agent turns fails as stalled (0 disables).", 3, "int"),
@@ -147,7 +155,7 @@ OPTIONS: tuple[Option, ...] = (
         "off (no cassettes; the default).",
         None,
     ),
-    Option("cassette_dir", "Folder of the cassettes (default: cassettes/ under the rootdir).", None),
+    Option("cassette_dir", "Folder of the cassettes (default: cassettes/ under the rootdir).", None, path=True),
 )
 
 

@@ -28,7 +28,7 @@ def settings_of(config: pytest.Config) -> Settings:
     return settings_from_config(config)
 
 
-PATH_OPTIONS = tuple(f"--tau2-{n}" for n in ("results-dir", "resume", "data-dir", "eval-data-root", "cassette-dir"))
+PATH_OPTIONS = tuple(option.flag for option in OPTIONS if option.path)
 
 
 def check_separated_path_options(config: pytest.Config) -> None:
