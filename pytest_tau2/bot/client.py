@@ -17,18 +17,16 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_tau2.bot.protocol import PROTOCOL_VERSION, decode, encode, error_frame, excerpt
+from pytest_tau2.bot.remote import RemoteAgentSide
 from pytest_tau2.conversation.protocol import Reply, ToolCall
 from pytest_tau2.environment.env import ToolResult
 from pytest_tau2.errors import InfrastructureError, ProtocolError
 from pytest_tau2.llm.secrets import mask_url
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.settings import Settings
-
-if TYPE_CHECKING:
-    from pytest_tau2.bot.remote import RemoteAgentSide
 
 DEFAULT_MAX_SIZE = 256 << 20
 """Largest frame accepted from a bot: a summary may carry a whole DB (airline: ~7 MB)."""
@@ -95,8 +93,6 @@ class WebSocketAgent:
 
     def agent_side(self) -> RemoteAgentSide:
         """This agent's side of the world is the bot: the pipeline scores from its reports."""
-        from pytest_tau2.bot.remote import RemoteAgentSide
-
         return RemoteAgentSide(self)
 
     async def start(self) -> dict[str, Any]:

@@ -10,13 +10,17 @@ the agent's side of the world differs:
   fetched only when needed (DB-state predicates, ``--tau2-save-db``, or a hash mismatch to diff).
 
 CLEAN_EXIT comes from the bot's ``exit`` frame, which ends the loop as an exit tool does.
+
+This side reaches the bot through :class:`BotConnection`, the few members of
+:class:`~pytest_tau2.bot.client.WebSocketAgent` it uses, so it does not import the client (the
+client imports this module to hand out its side: the dependency runs one way).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_tau2.bot.protocol import excerpt, wire_arguments
 from pytest_tau2.conversation.offline import GoldPlan
@@ -28,11 +32,34 @@ from pytest_tau2.run.agent_side import Seat
 from pytest_tau2.scoring.signals import FinalState
 
 if TYPE_CHECKING:
-    from pytest_tau2.bot.client import WebSocketAgent
     from pytest_tau2.conversation.loop import ConversationResult
     from pytest_tau2.run.seeding import Prepared
 
 NO_SUMMARY = "no scenario summary from the bot (the session failed)"
+
+
+class BotConnection(Protocol):
+    """One scenario's session with a bot, as the remote side uses it (``WebSocketAgent`` is one)."""
+
+    url: str
+    ready: dict[str, Any] | None
+    """The bot's ``ready`` frame (its session id), once the session started."""
+    initialized: dict[str, Any] | None
+    """The bot's ``initialized`` frame (its initial DB hash), once the session started."""
+    exit: dict[str, Any] | None
+    """The bot's ``exit`` frame, once it ended the conversation."""
+    pending_user_tool_calls: list[dict[str, Any]]
+    """The user's own tool calls not yet sent to the bot's replica."""
+
+    async def start(self) -> dict[str, Any]: ...
+
+    async def respond(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply: ...
+
+    def take_result(self, name: str) -> ToolResult: ...
+
+    async def summary(self, include_db: bool = False) -> dict[str, Any]: ...
+
+    async def aclose(self) -> None: ...
 
 
 class BotEnvironment(Environment):
@@ -45,7 +72,7 @@ class BotEnvironment(Environment):
 
     def __init__(
         self,
-        agent: WebSocketAgent,
+        agent: BotConnection,
         schemas: list[dict[str, Any]],
         on_call: Callable[[str], None] | None = None,
         mirror: Environment | None = None,
@@ -73,7 +100,7 @@ class BotEnvironment(Environment):
 class _ReportingEnvironment(Environment):
     """The user's side (dual-side domains), queueing each of its calls for the bot's replica."""
 
-    def __init__(self, env: Environment, agent: WebSocketAgent) -> None:
+    def __init__(self, env: Environment, agent: BotConnection) -> None:
         super().__init__(env.side, env.state, env.tools, after_success=env.after_success)
         self.agent = agent
 
@@ -89,16 +116,16 @@ class _ReportingEnvironment(Environment):
 class _KeepOpen:
     """The agent without ``aclose``: the loop closes its participants, but the summary comes after."""
 
-    agent: WebSocketAgent
+    agent: BotConnection
 
     async def respond(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
         return await self.agent.respond(messages, tools)
 
 
 class RemoteAgentSide:
-    """One scenario's agent side in an external bot, reached through a :class:`WebSocketAgent`."""
+    """One scenario's agent side in an external bot, reached through a :class:`BotConnection`."""
 
-    def __init__(self, agent: WebSocketAgent) -> None:
+    def __init__(self, agent: BotConnection) -> None:
         self.agent = agent
         self._bot_env: BotEnvironment | None = None
         self._user_env: Environment | None = None

@@ -21,8 +21,10 @@ from pytest_tau2.run.outcome import ScenarioOutcome
 from pytest_tau2.run.seeding import gold_dbs, gold_replay, prepare
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scoring.signals import JudgeOutcome, ScoringInput, score
-from pytest_tau2.scoring.verdict import Verdict, strict_and
+from pytest_tau2.scoring.verdict import scenario_verdict
 from pytest_tau2.settings import Settings
+
+__all__ = ["Judge", "check_gold_actions", "limits_for", "run_scenario", "scenario_verdict"]
 
 
 class Judge(Protocol):
@@ -111,7 +113,7 @@ async def run_scenario(
         conversation=result,
         signals=signals,
         checks=checks,
-        verdict=scenario_verdict(scenario, signals),
+        verdict=scenario_verdict(scenario, signals),  # made once, in scoring
         stalled=0 < settings.min_agent_turns and result.agent_turns < settings.min_agent_turns,
         final_dbs=final.dbs,
         gold=gold,
@@ -145,13 +147,6 @@ def check_gold_actions(scenario: Scenario) -> None:
             problem = "has a 'requestor' that is not a string"
         if problem is not None:
             raise ScenarioDefinitionError(f"{scenario.name}: gold action {index} {problem}: {action!r}")
-
-
-def scenario_verdict(scenario: Scenario, signals: Mapping[str, Any]) -> Verdict:
-    """The breakdown from strict AND, with the scenario's own combinator deciding the verdict."""
-    verdict = strict_and(signals, tuple(scenario.success_signals))
-    verdict.is_successful = scenario.compute_is_successful(signals)
-    return verdict
 
 
 async def _close_quietly(participant: Any) -> None:

@@ -16,7 +16,8 @@ from typing import Any, ClassVar
 from pytest_tau2.data.parsing import read_json, read_toml
 from pytest_tau2.errors import DataError, ScenarioDefinitionError
 from pytest_tau2.scenario.model import Actions, Persona, Resources, Task
-from pytest_tau2.scoring.signals import SIGNALS, SignalKey, SuccessSignal
+from pytest_tau2.scoring.names import SuccessSignal, is_signal
+from pytest_tau2.scoring.rule import strict_and_outcome
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*?__[A-Za-z0-9_.-]+")
 
@@ -200,10 +201,12 @@ class Scenario:
         return match_reference(self.reference_answer, recorded_actions, flags)
 
     def compute_is_successful(self, signals: Mapping[str, Any]) -> bool | str:
-        """Combine the signal values into the verdict: strict AND over the whitelist (see scoring)."""
-        from pytest_tau2.scoring.verdict import strict_and
+        """Combine the signal values into the verdict: strict AND over the whitelist (see scoring).
 
-        return strict_and(signals, tuple(self.success_signals)).is_successful
+        Override to decide otherwise; the verdict (``scoring.verdict.scenario_verdict``) asks an
+        override only, and keeps the strict-AND breakdown beside its answer.
+        """
+        return strict_and_outcome(signals, tuple(self.success_signals))
 
 
 def render_prompt(persona: Persona, task: Task, actions: Actions, resources: Resources, *, audience: str) -> str:
@@ -250,7 +253,7 @@ def _lookup_class_attr(cls: type, attr: str) -> Any:
 
 
 def _check_signals(cls: type, signals: Any, source: str = "has") -> None:
-    valid = isinstance(signals, (tuple, list)) and signals and all(_is_signal(s) for s in signals)
+    valid = isinstance(signals, (tuple, list)) and signals and all(is_signal(s) for s in signals)
     if not valid:
         raise ScenarioDefinitionError(
             f"scenario class {_qualname(cls)} {source} success_signals={signals!r}; expected a non-empty "
@@ -292,10 +295,6 @@ def check_success_signals(scenario: Scenario) -> None:
             f"raised {type(exc).__name__}: {exc}"
         ) from exc
     _check_signals(cls, signals, "(name " + repr(cls.name) + "): its success_signals property returned")
-
-
-def _is_signal(value: Any) -> bool:
-    return isinstance(value, SuccessSignal) or (isinstance(value, SignalKey) and value in SIGNALS)
 
 
 def _qualname(cls: type) -> str:

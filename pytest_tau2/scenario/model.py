@@ -1,11 +1,11 @@
-"""The per-side descriptions a scenario is made of (the success signals live in scoring.signals)."""
+"""The per-side descriptions a scenario is made of (the success signals' names live in scoring.names)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_tau2.scoring.signals import SuccessSignal
+from pytest_tau2.scoring.names import SuccessSignal
 
 __all__ = ["Actions", "Persona", "Resources", "SuccessSignal", "Task"]
 

@@ -6,15 +6,18 @@ signal. It is computed last and reads the other signals' results (``ScoringInput
 the DB match, the DB-state predicate verdicts (upstream's env assertions), upstream's ACTION
 check, and the judge's verdicts; the arithmetic lives in :mod:`pytest_tau2.scoring.tau2_reward`.
 
-Registered when :mod:`pytest_tau2.scoring` is imported (its ``__init__``), so every table
-reader sees it.
+Registered when this module is imported, after the six built-ins (imported first, so the
+table keeps its report order); :mod:`pytest_tau2.scoring.signals`, through which the table is
+read, imports it, so every table reader sees it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pytest_tau2.scoring.signals import Check, ScoringInput, SignalResult, SignalSpec, SuccessSignal, register_signal
+from pytest_tau2.scoring import builtin_signals as _builtin_signals  # noqa: F401  (the six come first in the table)
+from pytest_tau2.scoring.names import SuccessSignal
+from pytest_tau2.scoring.table import Check, ScoringInput, SignalResult, SignalSpec, register_signal
 from pytest_tau2.scoring.tau2_reward import REWARD_TYPES, tau2_reward
 
 KEY = "tau2_reward"

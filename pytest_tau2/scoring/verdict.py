@@ -1,11 +1,15 @@
-"""The verdict: how signal values combine into ``is_successful``.
+"""The verdict: how signal values combine into ``is_successful``, with its breakdown.
 
-Rules (docs/scoring.md):
+Rules (docs/scoring.md; the pass rule itself is :mod:`pytest_tau2.scoring.rule`):
 - a signal with no value (``None`` or ``"N/A"``) is *not applicable* and never gates;
 - a boolean passes when true; a pass rate (float) passes only at exactly 1.0;
 - ``is_successful`` is the strict AND of the whitelisted signals that have a value;
   no applicable whitelisted signal gives ``"N/A"``;
 - signals outside the whitelist are reported under ``excluded`` and never gate.
+
+:func:`scenario_verdict` is the one place a scenario's verdict is made: the strict AND with its
+breakdown, computed once, and a scenario's own ``compute_is_successful`` asked only when it
+overrides the default.
 """
 
 from __future__ import annotations
@@ -14,20 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_tau2.scenario.base import Scenario
+from pytest_tau2.scoring.rule import NOT_APPLICABLE, combine, signal_passed
 from pytest_tau2.scoring.signals import signal_specs
 
-NOT_APPLICABLE = "N/A"
-
-
-def signal_passed(value: Any) -> bool | None:
-    """True/False for a signal value, or None when it produced no value."""
-    if value is None or value == NOT_APPLICABLE:
-        return None
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float):
-        return float(value) >= 1.0
-    raise TypeError(f"signal value must be bool, a float pass rate, None or 'N/A'; got {value!r}")
+__all__ = ["NOT_APPLICABLE", "Verdict", "scenario_verdict", "signal_passed", "strict_and"]
 
 
 @dataclass
@@ -51,20 +46,35 @@ class Verdict:
 def strict_and(signals: Mapping[str, Any], whitelist: Sequence[str]) -> Verdict:
     """Strict AND over the whitelisted signals that produced a value (keys or SuccessSignal members)."""
     verdict = Verdict(is_successful=NOT_APPLICABLE)
+    outcomes: list[bool | None] = []
     for spec in signal_specs():
         value = signals.get(spec.key)
         if spec.key not in whitelist:
             verdict.excluded[spec.metric] = value
             continue
         outcome = signal_passed(value)
+        outcomes.append(outcome)
         if outcome is None:
             verdict.not_applicable.append(spec.metric)
         elif outcome:
             verdict.passed.append(spec.metric)
         else:
             verdict.failed.append(spec.metric)
-    if verdict.failed:
-        verdict.is_successful = False
-    elif verdict.passed:
-        verdict.is_successful = True
+    verdict.is_successful = combine(outcomes)
     return verdict
+
+
+def scenario_verdict(scenario: Scenario, signals: Mapping[str, Any]) -> Verdict:
+    """The breakdown from strict AND over the scenario's whitelist; the scenario's own combinator
+    decides ``is_successful`` when it overrides ``compute_is_successful`` (the breakdown still
+    shows the strict-AND view)."""
+    verdict = strict_and(signals, tuple(scenario.success_signals))
+    if _overrides_combinator(scenario):
+        verdict.is_successful = scenario.compute_is_successful(signals)
+    return verdict
+
+
+def _overrides_combinator(scenario: Scenario) -> bool:
+    """False when ``compute_is_successful`` is the base class's strict AND (the answer is at hand)."""
+    method = scenario.compute_is_successful
+    return getattr(method, "__func__", None) is not Scenario.compute_is_successful

@@ -4,7 +4,9 @@ pytest only in the adapter.
 The import graph is read from the source with :mod:`ast`: every ``import``/``from ... import``
 anywhere in a module (function-level imports included, since they still bind the two modules
 together), except those under ``if TYPE_CHECKING:``. Importing ``a.b.c`` also runs the
-``__init__`` of ``a.b``, so that edge is counted too.
+``__init__`` of ``a.b``, so that edge is counted too. A second graph counts the
+``TYPE_CHECKING`` imports as well: a circle closed only through them is still two modules that
+cannot be understood apart, and the packages already freed of such circles are held to it.
 """
 
 from __future__ import annotations
@@ -32,12 +34,13 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _imports(tree: ast.AST, module: str, is_package: bool) -> set[str]:
+def _imports(tree: ast.AST, module: str, is_package: bool, *, type_checking: bool = False) -> set[str]:
+    """The modules ``module`` imports; those under ``if TYPE_CHECKING:`` only with ``type_checking``."""
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child):
+            if isinstance(child, ast.If) and not type_checking and _is_type_checking(child):
                 for sub in child.orelse:
                     visit(sub)
                 continue
@@ -58,11 +61,12 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> set[str]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(*, type_checking: bool = False) -> dict[str, set[str]]:
     modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        targets = _imports(ast.parse(path.read_text("utf-8")), name, path.name == "__init__.py")
+        tree = ast.parse(path.read_text("utf-8"))
+        targets = _imports(tree, name, path.name == "__init__.py", type_checking=type_checking)
         edges: set[str] = set()
         for target in targets:
             parts = target.split(".")
@@ -118,6 +122,39 @@ def test_no_import_cycles() -> None:
 
 def test_cycle_finder_sees_a_cycle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def _within(graph: dict[str, set[str]], packages: tuple[str, ...]) -> dict[str, set[str]]:
+    """The subgraph of the modules in ``packages`` (each a package and everything under it)."""
+
+    def inside(module: str) -> bool:
+        return any(module == p or module.startswith(p + ".") for p in packages)
+
+    return {m: {t for t in edges if inside(t)} for m, edges in graph.items() if inside(m)}
+
+
+@pytest.mark.parametrize(
+    "packages",
+    [
+        ("pytest_tau2.scoring",),
+        ("pytest_tau2.scenario",),
+        ("pytest_tau2.bot",),
+        ("pytest_tau2.scoring", "pytest_tau2.scenario"),  # scenario/ imports only scoring's leaves
+    ],
+    ids="+".join,
+)
+def test_no_import_cycles_counting_type_checking_in(packages: tuple[str, ...]) -> None:
+    found = cycles(_within(import_graph(type_checking=True), packages))
+    assert not found, "import cycles counting TYPE_CHECKING imports:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_the_type_checking_graph_counts_type_checking_imports() -> None:
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pytest_tau2.b import B\n")
+    assert "pytest_tau2.b" not in _imports(tree, "pytest_tau2.a", False)
+    assert "pytest_tau2.b" in _imports(tree, "pytest_tau2.a", False, type_checking=True)
+    graph = import_graph(type_checking=True)
+    assert "pytest_tau2.scenario.base" in graph["pytest_tau2.scoring.table"]  # only under TYPE_CHECKING there
+    assert "pytest_tau2.scenario.base" not in import_graph()["pytest_tau2.scoring.table"]
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))

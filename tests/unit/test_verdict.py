@@ -10,9 +10,20 @@ import pytest
 from pytest_tau2 import Scenario, SuccessSignal
 from pytest_tau2.conversation.loop import ConversationResult
 from pytest_tau2.environment.db import db_hash, fresh_db
+from pytest_tau2.errors import ScenarioDefinitionError
 from pytest_tau2.report.summary import render, summarize
 from pytest_tau2.run import GoldResult, scenario_verdict
-from pytest_tau2.scoring.signals import Check, FinalState, JudgeOutcome, ScoringInput, score
+from pytest_tau2.scoring.signals import (
+    Check,
+    FinalState,
+    JudgeOutcome,
+    ScoringInput,
+    SignalResult,
+    SignalSpec,
+    register_signal,
+    score,
+    unregister_signal,
+)
 from pytest_tau2.scoring.verdict import NOT_APPLICABLE, Verdict, signal_passed, strict_and
 
 S = SuccessSignal
@@ -169,6 +180,54 @@ def test_scenario_verdict_keeps_the_breakdown_and_takes_the_combinators_answer()
     assert isinstance(verdict, Verdict)
     assert verdict.is_successful is True
     assert verdict.failed == ["clean_exit"]  # the breakdown still tells the truth
+
+
+@pytest.mark.parametrize(
+    "signals",
+    [
+        {},
+        {S.CLEAN_EXIT: True},
+        {S.CLEAN_EXIT: False, S.ACTION_MATCH: True},
+        {S.ACTION_MATCH: None, S.NL_ASSERTION: 1.0},
+        {S.ACTION_MATCH: "N/A", S.NL_ASSERTION: 0.5, S.CLEAN_EXIT: True},
+        {S.DB_STATE_MATCH: True, "tau2_reward": 0.0},
+    ],
+)
+def test_the_default_combinator_gives_the_strict_and_of_the_breakdown(signals: dict[str, Any]) -> None:
+    for case in (ExitOnly(), Scored()):
+        expected = strict_and(signals, case.success_signals).is_successful
+        assert case.compute_is_successful(signals) == expected
+        assert scenario_verdict(case, signals).is_successful == expected
+
+
+def test_an_override_set_on_the_instance_also_decides() -> None:
+    scenario = ExitOnly()
+    scenario.compute_is_successful = lambda signals: "N/A"  # type: ignore[method-assign]
+    assert scenario_verdict(scenario, {S.CLEAN_EXIT: True}).is_successful == "N/A"
+
+
+def test_a_removed_signal_no_longer_counts_as_a_success_signal() -> None:
+    spec = SignalSpec("unitverdict_extra", "unitverdict_extra", "Extra", "bool", _no_value, "x", "always")
+    register_signal(spec)
+    try:
+
+        class Extra(Scenario):
+            name = "unitverdict__extra"
+            success_signals: ClassVar[tuple[Any, ...]] = (spec.signal,)
+
+        assert Extra().compute_is_successful({"unitverdict_extra": False}) is False
+    finally:
+        unregister_signal("unitverdict_extra")
+    assert Extra().compute_is_successful({"unitverdict_extra": False}) == "N/A"  # gone from the table, as strict_and
+    with pytest.raises(ScenarioDefinitionError, match="success_signals"):
+
+        class Stale(Scenario):
+            name = "unitverdict__stale"
+            success_signals: ClassVar[tuple[Any, ...]] = (spec.signal,)
+
+
+def _no_value(inp: ScoringInput) -> SignalResult:
+    return SignalResult(None, [])
 
 
 # ---- score(): one check per sub-result -------------------------------------------------------------
