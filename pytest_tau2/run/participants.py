@@ -17,13 +17,14 @@ import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pytest_tau2.conversation.offline import GoldPlan, OracleAgent, ScriptedUser
 from pytest_tau2.conversation.protocol import Participant
 from pytest_tau2.environment.tools import resolve_tool
 from pytest_tau2.errors import ScenarioNotApplicable, SettingsError
+from pytest_tau2.extension.registry import Registry, add_group
 from pytest_tau2.llm.secrets import mask_url
 from pytest_tau2.llm.usage import UsageMeter
 from pytest_tau2.run.trials import trial_id, trial_seed
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 Side = Literal["agent", "user"]
 ENTRY_POINT_GROUP = "pytest_tau2.participants"
+"""The older entry-point group of participant kinds (still read; new packages use ``pytest_tau2``)."""
 
 
 class Factory(Protocol):
@@ -62,38 +64,36 @@ class ParticipantKind:
     """How metrics and the run header name it (default: the option's value)."""
 
 
-_KINDS: dict[tuple[Side, str], ParticipantKind] = {}
+_KINDS: Registry[tuple[Side, str], ParticipantKind] = Registry(
+    "participant kind", describe=lambda kind: f"{kind.side} kind {kind.name!r} built by {kind.build!r}"
+)
+"""Every participant kind by ``(side, name)`` (extension/registry.py)."""
 
 
 def register_participant_kind(kind: ParticipantKind, *, replace: bool = False) -> ParticipantKind:
     """Add ``kind`` to the table; an existing name on the same side is refused unless ``replace``."""
-    key = (kind.side, kind.name)
-    if key in _KINDS and _KINDS[key] is not kind and not replace:
-        raise ValueError(f"a {kind.side} kind named {kind.name!r} is already registered (pass replace=True)")
-    _KINDS[key] = kind
-    return kind
+    return _KINDS.register((kind.side, kind.name), kind, replace=replace)
 
 
-@functools.cache
-def _load_entry_points() -> None:
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        kind = point.load()
-        if not isinstance(kind, ParticipantKind):
-            raise SettingsError(
-                f"entry point {point.name} = {point.value} in group {ENTRY_POINT_GROUP} is a "
-                f"{type(kind).__name__}, not a ParticipantKind"
-            )
-        register_participant_kind(kind)
+def _from_entry_point(kind: object, point: EntryPoint) -> None:
+    """The older group ``pytest_tau2.participants``: each entry point names a ParticipantKind."""
+    if not isinstance(kind, ParticipantKind):
+        raise SettingsError(
+            f"entry point {point.name} = {point.value} in group {ENTRY_POINT_GROUP} is a "
+            f"{type(kind).__name__}, not a ParticipantKind"
+        )
+    register_participant_kind(kind)
+
+
+add_group(ENTRY_POINT_GROUP, _from_entry_point)
 
 
 def kinds(side: Side) -> list[ParticipantKind]:
-    _load_entry_points()
     return [kind for (s, _), kind in _KINDS.items() if s == side]
 
 
 def lookup(side: Side, spec: str) -> tuple[ParticipantKind, str | None]:
     """The kind named by an option value (``NAME`` or ``NAME:ARGUMENT``) and its argument."""
-    _load_entry_points()
     name, sep, argument = spec.partition(":")
     kind = _KINDS.get((side, name))
     if kind is None or bool(sep) != bool(kind.argument):

@@ -12,13 +12,16 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from pytest_tau2.errors import ScenarioDefinitionError
+from pytest_tau2.extension.registry import Registry
 from pytest_tau2.scenario.base import Scenario
 
 S = TypeVar("S", bound=type[Scenario])
 
-REGISTRY: dict[str, type[Scenario]] = {}
+REGISTRY: Registry[str, type[Scenario]] = Registry("scenario", describe=lambda cls: _qualified(cls))
+"""Scenario classes by name (extension/registry.py), filled by :func:`register_eval_scenario`."""
 ScenarioSource = Callable[[Any], Iterable[type[Scenario]]]
-SOURCES: dict[str, ScenarioSource] = {}
+SOURCES: Registry[str, ScenarioSource] = Registry("scenario source")
+"""Functions that generate a domain's scenario classes (the tau2 ports), by domain."""
 
 
 def register_eval_scenario(cls: S) -> S:
@@ -33,13 +36,13 @@ def register_eval_scenario(cls: S) -> S:
             f"duplicate scenario name {cls.name!r}: {_qualified(existing)} and {_qualified(cls)}; "
             "scenario names must be unique"
         )
-    REGISTRY[cls.name] = cls
+    REGISTRY.register(cls.name, cls, replace=True)  # the same class imported again (by its path) replaces itself
     return cls
 
 
 def register_scenario_source(domain: str, source: ScenarioSource) -> None:
     """Register a function ``source(settings) -> iterable of Scenario classes`` for a domain."""
-    SOURCES[domain] = source
+    SOURCES.register(domain, source, replace=True)
 
 
 def all_scenarios(settings: Any, errors: list[tuple[str, Exception]] | None = None) -> dict[str, type[Scenario]]:

@@ -20,14 +20,42 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_tau2.extension.registry import Registry
+
 Predicate = Callable[..., bool]
 
-ALL_DB_STATE_PREDICATES: dict[str, dict[str, Predicate]] = {}
-"""``{domain: {func_name: predicate}}``, filled by :func:`register_db_state_predicate`."""
+DB_STATE_PREDICATES: Registry[tuple[str, str], Predicate] = Registry(
+    "db-state predicate", describe=lambda fn: _qualified(fn)
+)
+"""Every predicate by ``(domain, func_name)`` (extension/registry.py), filled by
+:func:`register_db_state_predicate`."""
+
+
+class _ByDomain(Mapping[str, Mapping[str, Predicate]]):
+    """``{domain: {func_name: predicate}}``: a read-only view of :data:`DB_STATE_PREDICATES`."""
+
+    def _grouped(self) -> dict[str, dict[str, Predicate]]:
+        grouped: dict[str, dict[str, Predicate]] = {}
+        for (domain, name), fn in DB_STATE_PREDICATES.items():
+            grouped.setdefault(domain, {})[name] = fn
+        return grouped
+
+    def __getitem__(self, domain: str) -> Mapping[str, Predicate]:
+        return self._grouped()[domain]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._grouped())
+
+    def __len__(self) -> int:
+        return len(self._grouped())
+
+
+ALL_DB_STATE_PREDICATES: Mapping[str, Mapping[str, Predicate]] = _ByDomain()
+"""``{domain: {func_name: predicate}}`` (read-only; register with :func:`register_db_state_predicate`)."""
 
 AGENT_SIDES = ("agent", "assistant")
 USER_SIDES = ("user",)
@@ -42,15 +70,14 @@ def register_db_state_predicate(domain: str) -> Callable[[Predicate], Predicate]
     """
 
     def register(fn: Predicate) -> Predicate:
-        bucket = ALL_DB_STATE_PREDICATES.setdefault(domain, {})
         name = fn.__name__
-        existing = bucket.get(name)
+        existing = DB_STATE_PREDICATES.get((domain, name))
         if existing is not None and existing is not fn:
             raise ValueError(
                 f"db-state predicate {name!r} is registered twice in domain {domain!r}: "
                 f"{_qualified(existing)} and {_qualified(fn)}; rename one of them"
             )
-        bucket[name] = fn
+        DB_STATE_PREDICATES.register((domain, name), fn)
         return fn
 
     return register
@@ -142,12 +169,12 @@ def evaluate_db_state_assertion(
     if not isinstance(arguments, dict):
         return failed(f"bad_assertion: 'arguments' must be a dict, got {type(arguments).__name__}")
 
-    if domain not in ALL_DB_STATE_PREDICATES or func_name not in ALL_DB_STATE_PREDICATES[domain]:
+    if (domain, func_name) not in DB_STATE_PREDICATES:
         try:
             _load_builtin(domain)
         except Exception as exc:  # a broken predicates module is reported, not raised
             return failed(f"missing_predicate: importing the predicates of domain {domain!r} failed: {exc!r}")
-    predicate = ALL_DB_STATE_PREDICATES.get(domain, {}).get(func_name)
+    predicate = DB_STATE_PREDICATES.get((domain, func_name))
     if predicate is None:
         known = ", ".join(sorted(ALL_DB_STATE_PREDICATES.get(domain, {}))) or "(none)"
         return failed(

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_tau2.environment.db import db_hash
+from pytest_tau2.extension.registry import Registry
 from pytest_tau2.scoring.names import SignalKey, SuccessSignal, note_registered, note_unregistered
 
 if TYPE_CHECKING:
@@ -152,19 +153,16 @@ class SignalSpec:
         return {"description": text, "anyOf": [{"type": "null"}, {"type": "number", "minimum": 0, "maximum": 1}]}
 
 
-SIGNALS: dict[str, SignalSpec] = {}
-"""Every signal by key, in report order."""
+SIGNALS: Registry[str, SignalSpec] = Registry("signal", describe=lambda spec: f"metrics field {spec.metric!r}")
+"""Every signal by key, in report order (extension/registry.py: the registry of every extension point)."""
 
 
 def register_signal(spec: SignalSpec) -> SignalSpec:
     """Add a signal to the table (a second, different spec under one key or field is refused)."""
-    clash = next((s for s in SIGNALS.values() if s.key != spec.key and s.metric == spec.metric), None)
+    clash = next((s for s in SIGNALS.registered() if s.key != spec.key and s.metric == spec.metric), None)
     if clash is not None:
         raise ValueError(f"signal {spec.key!r} uses metrics field {spec.metric!r}, already used by {clash.key!r}")
-    existing = SIGNALS.get(spec.key)
-    if existing is not None and existing != spec:
-        raise ValueError(f"signal {spec.key!r} is already registered with another spec")
-    SIGNALS[spec.key] = spec
+    SIGNALS.register(spec.key, spec)
     note_registered(spec.key)
     return spec
 
@@ -173,7 +171,7 @@ def unregister_signal(key: str) -> None:
     """Remove a registered signal (tests and plugins that add one temporarily)."""
     if key in SuccessSignal.__members__.values():
         raise ValueError(f"{key!r} is a built-in signal")
-    SIGNALS.pop(key, None)
+    SIGNALS.unregister(key)
     note_unregistered(key)
 
 

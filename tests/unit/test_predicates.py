@@ -13,6 +13,7 @@ from pytest_tau2.environment.db import copy_db, db_hash
 from pytest_tau2.scoring import predicates as registry
 from pytest_tau2.scoring.predicates import (
     ALL_DB_STATE_PREDICATES,
+    DB_STATE_PREDICATES,
     evaluate_db_state_assertion,
     list_registered_predicates,
     register_db_state_predicate,
@@ -22,10 +23,12 @@ from pytest_tau2.scoring.predicates import (
 @pytest.fixture(autouse=True)
 def _restore_registry() -> Iterator[None]:
     """Tests may register predicates in throwaway domains; put the registry back afterwards."""
-    saved = {domain: dict(bucket) for domain, bucket in ALL_DB_STATE_PREDICATES.items()}
+    saved = dict(DB_STATE_PREDICATES)
     yield
-    ALL_DB_STATE_PREDICATES.clear()
-    ALL_DB_STATE_PREDICATES.update(saved)
+    for key in set(DB_STATE_PREDICATES) - set(saved):
+        DB_STATE_PREDICATES.unregister(key)
+    for key, fn in saved.items():
+        DB_STATE_PREDICATES.register(key, fn, replace=True)
 
 
 def _demo_domain() -> None:
@@ -142,7 +145,8 @@ def test_unknown_domain_and_non_dict_assertion() -> None:
 
 
 def test_builtin_domain_predicates_load_on_first_use(monkeypatch: pytest.MonkeyPatch) -> None:
-    ALL_DB_STATE_PREDICATES.pop("tau2_telecom", None)
+    for key in [key for key in DB_STATE_PREDICATES if key[0] == "tau2_telecom"]:
+        DB_STATE_PREDICATES.unregister(key)
     imported: list[str] = []
     monkeypatch.setattr(registry.importlib, "import_module", lambda name: imported.append(name))
     evaluate_db_state_assertion("tau2_telecom", {"side": "user", "func_name": "assert_can_send_mms"}, {}, {})

@@ -40,13 +40,14 @@ S = SuccessSignal
 @pytest.fixture(autouse=True)
 def _isolated_registries() -> Iterator[None]:
     """Each test sees only the scenarios it registers; the registries are restored afterwards."""
-    saved = dict(registry.REGISTRY), dict(registry.SOURCES), dict(TOOL_REGISTRY)
-    registry.REGISTRY.clear()
-    registry.SOURCES.clear()
+    saved = registry.REGISTRY.snapshot(), registry.SOURCES.snapshot(), dict(TOOL_REGISTRY)
+    registry.REGISTRY.restore({})
+    registry.SOURCES.restore({})
     yield
-    for live, snapshot in zip((registry.REGISTRY, registry.SOURCES, TOOL_REGISTRY), saved, strict=True):
-        live.clear()
-        live.update(snapshot)  # type: ignore[arg-type]
+    registry.REGISTRY.restore(saved[0])
+    registry.SOURCES.restore(saved[1])
+    TOOL_REGISTRY.clear()
+    TOOL_REGISTRY.update(saved[2])
 
 
 # ---- a tiny domain used throughout -------------------------------------------------------------

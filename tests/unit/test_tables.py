@@ -144,7 +144,7 @@ def test_a_package_adds_an_agent_kind_with_an_argument() -> None:
         with pytest.raises(ValueError, match="already registered"):
             participants.register_participant_kind(participants.ParticipantKind("echo", "agent", kind.build))
     finally:
-        participants._KINDS.pop(("agent", "echo"))
+        participants._KINDS.unregister(("agent", "echo"))
 
 
 def test_a_participant_no_kind_built_is_named_by_its_class(tmp_path: Path) -> None:
