@@ -33,14 +33,28 @@ from pytest_tau2.scoring.predicates import (
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> object:
-    # The scenario test function lives in the plugin module, which imports pytest; it is only
-    # loaded when a test module asks for it (``from pytest_tau2 import test_scenario``).
-    if name == "test_scenario":
-        from pytest_tau2.plugin.item import test_scenario
+_LAZY = {
+    # The scenario test function lives in the pytest adapter; it is only loaded when a test module
+    # asks for it (``from pytest_tau2 import test_scenario``).
+    "test_scenario": "pytest_tau2.plugin.item",
+    # Extension points (docs/architecture.md), loaded when first named: the signal table and the
+    # participant kinds import more than a scenario module needs.
+    "SignalSpec": "pytest_tau2.scoring.signals",
+    "register_signal": "pytest_tau2.scoring.signals",
+    "unregister_signal": "pytest_tau2.scoring.signals",
+    "ParticipantKind": "pytest_tau2.run.participants",
+    "register_participant_kind": "pytest_tau2.run.participants",
+    "Registry": "pytest_tau2.extension.registry",
+}
 
-        return test_scenario
-    raise AttributeError(name)
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(name)
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
 
 
 __all__ = [
@@ -50,11 +64,14 @@ __all__ = [
     "EndConversationTool",
     "InfrastructureError",
     "Participant",
+    "ParticipantKind",
     "Persona",
+    "Registry",
     "Reply",
     "Resources",
     "Scenario",
     "ScenarioDefinitionError",
+    "SignalSpec",
     "SuccessSignal",
     "Task",
     "Tau2Error",
@@ -66,5 +83,8 @@ __all__ = [
     "list_registered_predicates",
     "register_db_state_predicate",
     "register_eval_scenario",
+    "register_participant_kind",
     "register_scenario_source",
+    "register_signal",
+    "unregister_signal",
 ]
