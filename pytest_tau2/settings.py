@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 from pytest_tau2.llm.secrets import mask_args, mask_json_text, mask_url, secret_items, secrets_in_json
+
+OptionValue: TypeAlias = str | int | float | bool | None
+"""What an option holds once coerced (see :attr:`Option.kind`)."""
 
 
 @dataclass(frozen=True)
@@ -19,7 +23,7 @@ class Option:
     name: str
     """Attribute name on Settings; the CLI flag is ``--tau2-<name with dashes>``, the ini key ``tau2_<name>``."""
     help: str
-    default: Any = None
+    default: OptionValue = None
     kind: str = "str"  # str | int | float | bool
     env: str | None = None
     path: bool = False
@@ -216,7 +220,7 @@ class Settings:
             return self.user
         return "litellm" if self.user_model else "scripted"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
     def __repr__(self) -> str:
@@ -233,11 +237,12 @@ class Settings:
         return found
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Settings:
-        return cls(**data)
+    def from_dict(cls, data: Mapping[str, object]) -> Settings:
+        """The settings :meth:`to_dict` gave (shipped to a worker): field names and values as written."""
+        return cls(**cast("dict[str, Any]", data))
 
 
-def _masked(name: str, value: Any) -> Any:
+def _masked(name: str, value: object) -> object:
     if isinstance(value, str) and name.endswith("_args"):
         return mask_json_text(value)
     if isinstance(value, str) and "://" in value:
@@ -247,7 +252,7 @@ def _masked(name: str, value: Any) -> Any:
     return value
 
 
-def coerce(option: Option, raw: Any) -> Any:
+def coerce(option: Option, raw: OptionValue) -> OptionValue:
     """Turn a CLI/ini/env string into the option's type, with an error naming the option."""
     if raw is None or raw == "":
         return option.default

@@ -19,10 +19,10 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from pytest_tau2.conversation.protocol import Participant, Reply, ToolCall, has_stop_token
 from pytest_tau2.environment.env import Environment
+from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.errors import InfrastructureError
 
 CLEAN_EXIT_REASONS = frozenset({"exit", "transfer"})
@@ -47,7 +47,7 @@ class Limits:
 
 @dataclass
 class ConversationResult:
-    transcript: list[dict[str, Any]]
+    transcript: list[JSONObject]
     stop_reason: str
     agent_turns: int
     duration_s: float
@@ -64,10 +64,10 @@ class _Side:
     participant: Participant
     system_prompt: str
     env: Environment | None
-    view: list[dict[str, Any]] = field(default_factory=list)
+    view: list[JSONObject] = field(default_factory=list)
     consecutive_errors: int = 0
 
-    def tools(self) -> list[dict[str, Any]]:
+    def tools(self) -> list[JSONObject]:
         return self.env.schemas() if self.env is not None else []
 
 
@@ -91,7 +91,7 @@ class Conversation:
     clock: Callable[[], float] = time.monotonic
 
     def __post_init__(self) -> None:
-        self.transcript: list[dict[str, Any]] = []
+        self.transcript: list[JSONObject] = []
         self.agent_turns = 0
         self.agent_steps = 0
         self._agent = _Side("agent", self.agent, self.agent_prompt, self.agent_env)
@@ -154,7 +154,7 @@ class Conversation:
 
     def _say(self, side: _Side, text: str, *, generated: bool = True) -> None:
         other = self._user if side is self._agent else self._agent
-        entry: dict[str, Any] = {"role": "assistant" if side is self._agent else "user", "content": text}
+        entry: JSONObject = {"role": "assistant" if side is self._agent else "user", "content": text}
         if not generated:
             entry["generated"] = False
         elif side is self._agent and text.strip():
@@ -205,6 +205,6 @@ class Conversation:
             return "too_many_tool_errors"
         return None
 
-    def _append(self, entry: dict[str, Any]) -> None:
+    def _append(self, entry: JSONObject) -> None:
         entry["turn_idx"] = len(self.transcript)
         self.transcript.append(entry)

@@ -14,23 +14,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import cast
 
 from pytest_tau2.conversation.protocol import Reply, ToolCall, has_stop_token
+from pytest_tau2.environment.jsontypes import JSONObject
 
 
 @dataclass
 class GoldPlan:
     """Gold actions ``{"name", "arguments", "requestor"}`` and how far the run has got."""
 
-    actions: list[dict[str, Any]]
+    actions: list[JSONObject]
     ending_tools: frozenset[str] = frozenset()
     """Agent tool names that end the conversation (held back until the oracle's last turn)."""
     communicate: tuple[str, ...] = ()
     """Facts the agent must tell the user (tau2's ``communicate_info``): the oracle states them."""
     cursor: int = 0
 
-    def take(self, side: str) -> list[dict[str, Any]]:
+    def take(self, side: str) -> list[JSONObject]:
         """Consecutive non-ending actions of ``side`` at the cursor (advancing past them)."""
         taken = []
         while self.cursor < len(self.actions):
@@ -45,16 +46,17 @@ class GoldPlan:
         pending = [a for a in self.actions[self.cursor :] if a["name"] not in self.ending_tools]
         return _side_of(pending[0]) if pending else None
 
-    def remaining_endings(self) -> list[dict[str, Any]]:
+    def remaining_endings(self) -> list[JSONObject]:
         return [a for a in self.actions[self.cursor :] if a["name"] in self.ending_tools and _side_of(a) == "agent"]
 
 
-def _side_of(action: dict[str, Any]) -> str:
+def _side_of(action: JSONObject) -> str:
     return "user" if action.get("requestor") == "user" else "agent"
 
 
-def _calls(actions: Sequence[dict[str, Any]]) -> list[ToolCall]:
-    return [ToolCall(a["name"], dict(a.get("arguments") or {})) for a in actions]
+def _calls(actions: Sequence[JSONObject]) -> list[ToolCall]:
+    # Gold actions are checked when the scenario's gold is read: a str name, an object of arguments.
+    return [ToolCall(cast(str, a["name"]), dict(cast(JSONObject, a.get("arguments") or {}))) for a in actions]
 
 
 @dataclass
@@ -67,9 +69,11 @@ class OracleAgent:
     turns: int = 0
     _done: bool = field(default=False, repr=False)
 
-    async def respond(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
+    async def respond(self, messages: list[JSONObject], tools: list[JSONObject]) -> Reply:
         last_user = next((m for m in reversed(messages) if m["role"] == "user"), None)
-        closing = last_user is not None and has_stop_token(last_user.get("content"))
+        closing = last_user is not None and has_stop_token(
+            cast("str | None", last_user.get("content"))
+        )  # the loop's text
         if not closing:
             actions = self.plan.take("agent")
             if actions:
@@ -116,7 +120,7 @@ class ScriptedUser:
     With any other agent only the user's own pending steps keep the user talking."""
     replies: int = 0
 
-    async def respond(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
+    async def respond(self, messages: list[JSONObject], tools: list[JSONObject]) -> Reply:
         if self.replies == 0:
             self.replies = 1
             return Reply(text=self.opening)

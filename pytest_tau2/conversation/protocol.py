@@ -18,7 +18,9 @@ from __future__ import annotations
 import itertools
 import json
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
+
+from pytest_tau2.environment.jsontypes import JSONObject
 
 STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
 
@@ -30,7 +32,7 @@ class ToolCall:
     """One requested call. ``arguments`` may be a raw JSON string exactly as a model sent it."""
 
     name: str
-    arguments: dict[str, Any] | str = field(default_factory=dict)
+    arguments: JSONObject | str = field(default_factory=dict)
     id: str = ""
 
     def __post_init__(self) -> None:
@@ -40,7 +42,7 @@ class ToolCall:
     def arguments_json(self) -> str:
         return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
 
-    def to_openai(self) -> dict[str, Any]:
+    def to_openai(self) -> JSONObject:
         return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments_json()}}
 
 
@@ -54,7 +56,7 @@ class Reply:
 
 @runtime_checkable
 class Participant(Protocol):
-    async def respond(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply: ...
+    async def respond(self, messages: list[JSONObject], tools: list[JSONObject]) -> Reply: ...
 
 
 def has_stop_token(text: str | None) -> bool:

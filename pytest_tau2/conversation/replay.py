@@ -18,7 +18,8 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Any
+
+from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 
 RECORD_KEYS = frozenset({"scenario", "actions"})
 ACTION_KEYS = frozenset({"name", "arguments", "requestor", "id"})
@@ -30,12 +31,12 @@ class ReplayFileError(ValueError):
 
 
 @functools.cache
-def load_replay_file(path: str) -> dict[str, list[dict[str, Any]]]:
+def load_replay_file(path: str) -> dict[str, list[JSONObject]]:
     """Every scenario's actions, ``{"name", "arguments": dict, "requestor"}``; the last line per scenario wins."""
     file = Path(path)
     if not file.is_file():
         raise ReplayFileError(f"replay file {file} does not exist (from --tau2-agent replay:{path})")
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[JSONObject]] = {}
     for number, line in enumerate(file.read_text("utf-8").splitlines(), 1):
         if not line.strip():
             continue
@@ -54,7 +55,7 @@ def load_replay_file(path: str) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def _action(action: Any, line: str, index: int) -> dict[str, Any]:
+def _action(action: JSONValue, line: str, index: int) -> JSONObject:
     if not isinstance(action, dict) or not isinstance(action.get("name"), str):
         raise ReplayFileError(
             f"{line}: 'actions' must be a list of {{name, arguments}} objects; actions[{index}] is {action!r}"
@@ -67,7 +68,7 @@ def _action(action: Any, line: str, index: int) -> dict[str, Any]:
     return {"name": action["name"], "arguments": _arguments(action.get("arguments"), where), "requestor": requestor}
 
 
-def _arguments(raw: Any, where: str) -> dict[str, Any]:
+def _arguments(raw: JSONValue, where: str) -> JSONObject:
     """An action's arguments as a dict: absent/null -> {}, an object as is, a JSON string parsed."""
     if raw is None:
         return {}
@@ -89,7 +90,7 @@ def _arguments(raw: Any, where: str) -> dict[str, Any]:
     raise ReplayFileError(f"{where}: 'arguments' must be an object or a JSON string of one, got {raw!r}")
 
 
-def _refuse_unknown_keys(obj: dict[str, Any], allowed: frozenset[str], where: str) -> None:
+def _refuse_unknown_keys(obj: JSONObject, allowed: frozenset[str], where: str) -> None:
     unknown = sorted(set(obj) - allowed)
     if unknown:
         raise ReplayFileError(

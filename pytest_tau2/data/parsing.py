@@ -14,8 +14,9 @@ import re
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
+from pytest_tau2.environment.jsontypes import JSONValue
 from pytest_tau2.errors import DataError
 
 __all__ = ["PARSE_ERRORS", "check_syntax", "not_parseable", "parsed", "read_json", "read_toml"]
@@ -50,22 +51,23 @@ def parsed(path: Path, read: Callable[[Path], T], hint: str = "") -> T:
         raise not_parseable(path, exc, hint) from None
 
 
-def _load_json(path: Path) -> Any:
+def _load_json(path: Path) -> JSONValue:
     with path.open("rb") as handle:
-        return json.load(handle)
+        value: JSONValue = json.load(handle)
+    return value
 
 
-def _load_toml(path: Path) -> Any:
+def _load_toml(path: Path) -> dict[str, object]:
     with path.open("rb") as handle:
         return tomllib.load(handle)
 
 
-def read_json(path: Path) -> Any:
+def read_json(path: Path) -> JSONValue:
     """The parsed JSON file; a DataError naming ``path:line:column`` when it does not parse."""
     return parsed(path, _load_json)
 
 
-def read_toml(path: Path) -> Any:
+def read_toml(path: Path) -> dict[str, object]:
     """The parsed TOML file; a DataError naming ``path:line:column`` when it does not parse."""
     return parsed(path, _load_toml)
 

@@ -11,7 +11,6 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import platformdirs
 
@@ -19,6 +18,7 @@ from pytest_tau2.data.hash_cache import CACHE_FILE as HASH_CACHE_FILE
 from pytest_tau2.data.hash_cache import FileHashes
 from pytest_tau2.data.manifest import DOMAIN_FILES, MANIFEST, PIN_COMMIT, PIN_SOURCE
 from pytest_tau2.data.parsing import check_syntax
+from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.errors import DataError, DataPathError
 
 ENV_DATA_DIR = "TAU2_DATA_DIR"
@@ -87,7 +87,7 @@ class DataPin:
     files: dict[str, str]
     """Relative path -> sha256 found on disk (equal to the manifest's when ``pinned``)."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """Return the JSON-ready summary written to metrics.json."""
         return {
             "source": self.source,

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pytest_tau2.domains.tau2_common.base import Tau2BaseScenario
 from pytest_tau2.domains.tau2_common.tasks import load_split_ids, tau2_pin
-from pytest_tau2.scenario.base import SIGNALS_VOUCHED_FOR
+from pytest_tau2.scenario.base import SIGNALS_VOUCHED_FOR, Scenario
 from pytest_tau2.scenario.registry import register_scenario_source
+
+if TYPE_CHECKING:
+    from pytest_tau2.settings import Settings
 
 _GENERATED: dict[tuple[str, str, str], list[type[Tau2BaseScenario]]] = {}
 
@@ -32,7 +35,7 @@ def slug(task_id: str) -> str:
 def generate(
     base: type[Tau2BaseScenario],
     domain: str,
-    settings: Any,
+    settings: Settings,
     *,
     split: str = "base",
     extra_split: str | None = None,
@@ -63,7 +66,7 @@ def generate(
         tags = tuple(f"tau2_split_{s}" for s, ids in membership.items() if task_id in ids)
         if extra_split and task_id not in base_ids:
             tags += (extra_split,)
-        attrs: dict[str, Any] = {"name": f"{domain}__{name_part}", "tau2_id": task_id, "tags": tags}
+        attrs: dict[str, object] = {"name": f"{domain}__{name_part}", "tau2_id": task_id, "tags": tags}
         attrs["__module__"] = base.__module__
         if vouch_signals and pin.pinned:
             attrs[SIGNALS_VOUCHED_FOR] = True
@@ -72,8 +75,10 @@ def generate(
     return classes
 
 
-def _source(loader: Callable[[], type[Tau2BaseScenario]], domain: str) -> Callable[[Any], Iterable[type[Any]]]:
-    def source(settings: Any) -> Iterable[type[Any]]:
+def _source(
+    loader: Callable[[], type[Tau2BaseScenario]], domain: str
+) -> Callable[[Settings], Iterable[type[Scenario]]]:
+    def source(settings: Settings) -> Iterable[type[Scenario]]:
         return generate(loader(), domain, settings, vouch_signals=True)
 
     return source
@@ -91,7 +96,7 @@ def _airline() -> type[Tau2BaseScenario]:
     return Tau2AirlineBaseScenario
 
 
-def _telecom_source(settings: Any) -> Iterable[type[Any]]:
+def _telecom_source(settings: Settings) -> Iterable[type[Scenario]]:
     from pytest_tau2.domains.tau2_telecom.scenario import Tau2TelecomBaseScenario
 
     split = "full" if getattr(settings, "telecom_tasks", "base") == "full" else "base"

@@ -2,6 +2,7 @@
 
 from pytest_tau2.environment.db import canonical_json, copy_db, db_diff, db_hash, peek, peek_items, peek_values
 from pytest_tau2.environment.env import Environment, ToolResult, serialize_result
+from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.environment.tools import (
     DEFAULT_NAMESPACE,
     TOOL_REGISTRY,
@@ -15,6 +16,8 @@ __all__ = [
     "TOOL_REGISTRY",
     "EndConversationTool",
     "Environment",
+    "JSONObject",
+    "JSONValue",
     "Tool",
     "ToolResult",
     "canonical_json",

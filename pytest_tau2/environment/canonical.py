@@ -22,8 +22,14 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from hashlib import _Hash as Hasher  # typeshed's name for what hashlib.sha256() returns
+
+_V = TypeVar("_V")
 
 CHECKPOINT_BYTES = 16 * 1024
 """Distance between saved sha256 states in a pristine stream (a state is ~200 bytes)."""
@@ -31,12 +37,12 @@ _MAX_DIGESTS = 4096
 _MAX_LAYOUTS = 64
 
 
-def dumps(value: Any) -> str:
+def dumps(value: object) -> str:
     """Canonical JSON of any JSON-like value: ``json.dumps(value, sort_keys=True, default=str)``."""
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def fragment(key: str, value: Any) -> str:
+def fragment(key: str, value: object) -> str:
     """One ``"key": value`` member of a canonical object (a str key, encoded as json.dumps does)."""
     return f"{json.dumps(key)}: {dumps(value)}"
 
@@ -46,8 +52,8 @@ class PristineText:
 
     __slots__ = ("_blob", "_starts", "collection", "fragments", "position")
 
-    def __init__(self, collection: dict[Any, Any]) -> None:
-        self.collection = collection  # kept alive, so its id() is never reused while cached
+    def __init__(self, collection: dict[str, _V]) -> None:
+        self.collection: object = collection  # kept alive, so its id() is never reused while cached
         self.position: dict[str, int] | None = None  # None: a key that is not str (json.dumps decides)
         self.fragments: list[str] = []
         self._blob: bytes | None = None
@@ -78,7 +84,7 @@ class PristineText:
 _PRISTINE: dict[int, PristineText] = {}
 
 
-def pristine_text(collection: dict[Any, Any]) -> PristineText:
+def pristine_text(collection: dict[str, _V]) -> PristineText:
     """The cached text of a pristine collection (pristine DBs live for the whole process)."""
     cached = _PRISTINE.get(id(collection))
     if cached is None or cached.collection is not collection:
@@ -125,20 +131,24 @@ def _text(changes: Changes) -> str:
     return "{" + ", ".join(fragments) + "}"
 
 
-def signature(plan: list[Part]) -> tuple[Any, ...]:
+Signature = tuple[tuple[Hashable, ...], ...]
+"""A plan's identity: its keys, the pristine collections (by id) and the changed fragments."""
+
+
+def signature(plan: list[Part]) -> Signature:
     """Equal signatures mean equal canonical text (same pristine collections, same changes)."""
     return tuple(_part_signature(key, value) for key, value in plan)
 
 
-def _part_signature(key: str, value: Changes | str) -> tuple[Any, ...]:
+def _part_signature(key: str, value: Changes | str) -> tuple[Hashable, ...]:
     if isinstance(value, str):
         return (key, value)
     return (key, id(value.base), tuple(sorted(value.changed.items())), value.removed)
 
 
-_DIGESTS: dict[tuple[Any, ...], str] = {}
+_DIGESTS: dict[Signature, str] = {}
 # layout (the plan with its changes dropped) -> (checkpoint offsets, hasher states at them)
-_CHECKPOINTS: dict[tuple[Any, ...], tuple[list[int], list[Any]]] = {}
+_CHECKPOINTS: dict[tuple[tuple[str, str | int], ...], tuple[list[int], list[Hasher]]] = {}
 
 
 def digest(plan: list[Part]) -> str:
@@ -198,7 +208,7 @@ def _chunks(plan: list[Part]) -> tuple[list[bytes | memoryview], int]:
     return chunks, (at + 1 if divergence < 0 else divergence)
 
 
-def _checkpoints(plan: list[Part]) -> tuple[list[int], list[Any]]:
+def _checkpoints(plan: list[Part]) -> tuple[list[int], list[Hasher]]:
     """Hasher states along the pristine stream of the plan's layout (built on first use)."""
     layout = tuple((key, value) if isinstance(value, str) else (key, id(value.base)) for key, value in plan)
     found = _CHECKPOINTS.get(layout)

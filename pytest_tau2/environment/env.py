@@ -13,10 +13,14 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from pytest_tau2.environment.db import copy_db
+from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.environment.tools import Tool
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 
 @dataclass(frozen=True)
@@ -34,9 +38,9 @@ class Environment:
     """The state and tools of one side (``"agent"`` or ``"user"``) of a scenario."""
 
     side: str
-    state: dict[str, Any] = field(repr=False)
+    state: dict[str, object] = field(repr=False)
     tools: list[Tool] = field(repr=False)
-    actions: list[dict[str, Any]] = field(default_factory=list)
+    actions: list[JSONObject] = field(default_factory=list)
     """Recorded write actions, ``{"name", "arguments"}``, in call order."""
     tool_errors: int = 0
     after_success: Callable[[], None] | None = None
@@ -51,17 +55,17 @@ class Environment:
                 self._by_name.setdefault(tool.action_name, tool)
 
     @property
-    def db(self) -> Any:
+    def db(self) -> object:
         return self.state.get("db")
 
-    def schemas(self) -> list[dict[str, Any]]:
+    def schemas(self) -> list[JSONObject]:
         """The tools as an LLM sees them, in declaration order."""
         return [tool.openai_schema() for tool in self.tools]
 
     def has_tool(self, name: str) -> bool:
         return name in self._by_name
 
-    def call(self, name: str, arguments: Mapping[str, Any] | str | None) -> ToolResult:
+    def call(self, name: str, arguments: Mapping[str, JSONValue] | str | None) -> ToolResult:
         """Run one tool call; every failure becomes an error result (and is counted)."""
         tool = self._by_name.get(name)
         if tool is None:
@@ -93,7 +97,7 @@ class Environment:
         return ToolResult(f"Error: {message}", True)
 
 
-def _parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any] | str:
+def _parse_arguments(arguments: Mapping[str, JSONValue] | str | None) -> JSONObject | str:
     """The arguments as a dict, or a string describing why they could not be parsed."""
     if arguments is None or arguments == "":
         return {}
@@ -108,7 +112,7 @@ def _parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any
     return dict(arguments)
 
 
-_VALIDATORS: dict[type[Tool], Any] = {}
+_VALIDATORS: dict[type[Tool], Validator] = {}
 
 
 def warm_up() -> None:
@@ -118,7 +122,7 @@ def warm_up() -> None:
     import jsonschema.validators  # noqa: F401
 
 
-def _validator(tool_cls: type[Tool]) -> Any:
+def _validator(tool_cls: type[Tool]) -> Validator:
     # Built once per tool class: schema checking is on the hot path of every call.
     validator = _VALIDATORS.get(tool_cls)
     if validator is None:
@@ -129,7 +133,7 @@ def _validator(tool_cls: type[Tool]) -> Any:
     return validator
 
 
-def _schema_problem(tool_cls: type[Tool], arguments: dict[str, Any]) -> str | None:
+def _schema_problem(tool_cls: type[Tool], arguments: JSONObject) -> str | None:
     import jsonschema.exceptions
 
     error = jsonschema.exceptions.best_match(_validator(tool_cls).iter_errors(arguments))
@@ -139,23 +143,24 @@ def _schema_problem(tool_cls: type[Tool], arguments: dict[str, Any]) -> str | No
     return f"{error.message}" + (f" (at '{where}')" if where else "")
 
 
-def _names_problem(tool_cls: type[Tool], arguments: dict[str, Any]) -> str | None:
+def _names_problem(tool_cls: type[Tool], arguments: JSONObject) -> str | None:
     """What is wrong with the argument *names* (the values are the tool's business), in
     Python's words for a bad call: unknown ones first, then missing required ones."""
     schema = tool_cls.parameters
-    properties = schema.get("properties", {})
+    # An object schema (the tool's own declaration): "properties" an object, "required" a list of names.
+    properties = cast(JSONObject, schema.get("properties", {}))
     if schema.get("additionalProperties", True) is False:
         unknown = [key for key in arguments if key not in properties]
         if unknown:
             return f"got an unexpected keyword argument {unknown[0]!r}"
-    missing = [key for key in schema.get("required", []) if key not in arguments]
+    missing = [key for key in cast("list[str]", schema.get("required", [])) if key not in arguments]
     if missing:
         plural = "s" if len(missing) > 1 else ""
         return f"missing {len(missing)} required argument{plural}: " + ", ".join(repr(key) for key in missing)
     return None
 
 
-def serialize_result(value: Any) -> str:
+def serialize_result(value: object) -> str:
     """Turn a tool's return value into the text the caller sees.
 
     Same observable rule as upstream tau2: a string passes through unchanged, a bare number

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
 _ID_NOISE = re.compile(r"[\s\-_#.]+")
 _EMAIL_NOISE = re.compile(r"\s+")
@@ -31,7 +31,7 @@ def email_key(value: str) -> str:
     return _EMAIL_NOISE.sub("", value).casefold()
 
 
-def find_key(mapping: Mapping[str, Any], wanted: str) -> str | None:
+def find_key(mapping: Mapping[str, object], wanted: str) -> str | None:
     """The stored key of ``mapping`` that ``wanted`` names, exact match first."""
     if wanted in mapping:
         return wanted

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.errors import ToolDefinitionError
 
 DEFAULT_NAMESPACE = "default"
@@ -26,7 +27,7 @@ DEFAULT_NAMESPACE = "default"
 # (namespace, class name) -> tool class
 TOOL_REGISTRY: dict[tuple[str, str], type[Tool]] = {}
 
-EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
+EMPTY_PARAMETERS: JSONObject = {"type": "object", "properties": {}, "required": []}
 
 
 class Tool:
@@ -39,7 +40,7 @@ class Tool:
     namespace: ClassVar[str] = DEFAULT_NAMESPACE
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
-    parameters: ClassVar[dict[str, Any]] = EMPTY_PARAMETERS
+    parameters: ClassVar[JSONObject] = EMPTY_PARAMETERS
     action_name: ClassVar[str | None] = None
     """Set on write tools: successful calls are recorded as actions under this name."""
     mutates_state: ClassVar[bool] = False
@@ -54,7 +55,7 @@ class Tool:
     reach ``run`` as given and the tool converts them itself. The tau2 domains use this to
     accept and refuse exactly what upstream does, which validates nothing at call time."""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if cls.__dict__.get("abstract", False):
             return
@@ -62,20 +63,23 @@ class Tool:
             cls.name = cls.__name__
         _register(cls)
 
-    def __init__(self, state: dict[str, Any], config: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, state: dict[str, object], config: Mapping[str, object] | None = None) -> None:
         self.state = state
-        self.config: Mapping[str, Any] = config or {}
+        self.config: Mapping[str, object] = config or {}
 
+    # The two extension edges keep ``Any`` on purpose: a tool's DB is whatever its scenario's
+    # ``read_db`` made (a domain base narrows it: ``RetailTool.db`` is a ``RetailDB``), and
+    # ``run`` is overridden with each tool's own keyword arguments.
     @property
     def db(self) -> Any:
         """The side's database (``state["db"]``)."""
         return self.state["db"]
 
-    def run(self, *args: Any, **arguments: Any) -> Any:  # pragma: no cover - interface
+    def run(self, *args: Any, **arguments: Any) -> object:  # pragma: no cover - interface
         raise NotImplementedError(f"{type(self).__name__}.run is not implemented")
 
     @classmethod
-    def openai_schema(cls) -> dict[str, Any]:
+    def openai_schema(cls) -> JSONObject:
         """The function schema sent to an LLM (OpenAI tools format)."""
         return {
             "type": "function",
@@ -122,5 +126,5 @@ class EndConversationTool(Tool):
     parameters = EMPTY_PARAMETERS
     ends_conversation = "exit"
 
-    def run(self, **arguments: Any) -> str:
+    def run(self, **arguments: object) -> str:
         return "Conversation ended."

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from pytest_tau2.domains.restaurant.tools import MenuItem
+from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scenario.model import Actions, Persona, Resources, SuccessSignal, Task
 
-PIZZA_PALACE_MENU: list[dict[str, Any]] = [
+PIZZA_PALACE_MENU: list[MenuItem] = [
     {"name": "Margherita Pizza", "category": "pizza", "price": 8.99},
     {"name": "Pepperoni Pizza", "category": "pizza", "price": 9.99},
     {"name": "Veggie Pizza", "category": "pizza", "price": 10.49},
@@ -28,7 +30,7 @@ class RestaurantBaseScenario(Scenario):
     max_duration = 300.0
     max_turns = 20
 
-    def setup_shared_state(self, state: dict[str, Any], side: str) -> None:
+    def setup_shared_state(self, state: dict[str, object], side: str) -> None:
         if side == "agent":
             state["db_path"] = "restaurant/orders.json"
 
@@ -69,7 +71,7 @@ class RestaurantBaseScenario(Scenario):
             information=["You can use the `GetMenuTool` tool to retrieve the restaurant menu."],
         )
 
-    def gold_actions(self) -> list[dict[str, Any]] | None:
+    def gold_actions(self) -> list[JSONObject] | None:
         """The order(s) the reference answer describes, placed through PlaceOrderTool."""
         reference = self.reference_answer
         if reference is None:

@@ -3,17 +3,41 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TypedDict, cast
 
+from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.environment.tools import Tool
 from pytest_tau2.errors import ToolError
 
-_NUMBER = {"type": ["number", "string"]}
+_NUMBER: JSONObject = {"type": ["number", "string"]}
+
+
+class MenuItem(TypedDict):
+    name: str
+    category: str
+    price: float
+
+
+class OrderedItem(TypedDict):
+    """One entry of ``place_order``'s ``items`` (its JSON Schema guarantees the keys)."""
+
+    name: str
+    unit_price: float | str
+    quantity: int | str
 
 
 class RestaurantTool(Tool):
     abstract = True
     namespace = "restaurant"
+
+    @property
+    def db(self) -> dict[str, list[JSONObject]]:
+        """``{"orders": [...]}`` (and optionally a ``"menu"``): what orders.json holds."""
+        return cast("dict[str, list[JSONObject]]", self.state["db"])
+
+    def menu(self) -> list[MenuItem]:
+        """The menu from the tool's configuration (``{"menu": ...}``), else from the DB."""
+        return cast("list[MenuItem]", self.config.get("menu") or self.db.get("menu", []))
 
 
 class GetMenuTool(RestaurantTool):
@@ -21,8 +45,8 @@ class GetMenuTool(RestaurantTool):
 
     description = "Get the Pizza Palace menu: every item with its name, category and unit price."
 
-    def run(self, **arguments: Any) -> Any:
-        return self.config.get("menu") or self.db.get("menu", [])
+    def run(self, **arguments: object) -> list[MenuItem]:
+        return self.menu()
 
 
 class PlaceOrderTool(RestaurantTool):
@@ -60,10 +84,10 @@ class PlaceOrderTool(RestaurantTool):
     action_name = "place_order"
     mutates_state = True
 
-    def run(self, **arguments: Any) -> Any:
-        menu = {item["name"].casefold(): item for item in self.config.get("menu") or self.db.get("menu", [])}
+    def run(self, **arguments: JSONValue) -> JSONObject:
+        menu = {item["name"].casefold(): item for item in self.menu()}
         total = 0.0
-        for item in arguments["items"]:
+        for item in cast("list[OrderedItem]", arguments["items"]):  # checked against the schema
             entry = menu.get(str(item["name"]).casefold())
             if entry is None:
                 raise ToolError(f"'{item['name']}' is not on the menu")
@@ -83,7 +107,7 @@ class PlaceOrderTool(RestaurantTool):
         return {"order_id": order["order_id"], "status": "placed", "total_price": round(total, 2)}
 
 
-def _number(value: Any, field: str) -> float:
+def _number(value: JSONValue, field: str) -> float:
     try:
         return float(str(value).strip().lstrip("$"))
     except ValueError:

@@ -21,15 +21,25 @@ baggage counts become ``int``, certificate amounts ``float``), used as given eve
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, get_args
+from typing import TYPE_CHECKING, ClassVar, TypedDict, TypeVar, cast, get_args
 
+from pytest_tau2.domains.tau2_airline.db import (
+    AirlineDB,
+    Flight,
+    FlightDate,
+    PaymentRecord,
+    Reservation,
+    ReservationFlight,
+    User,
+)
 from pytest_tau2.domains.tau2_airline.models import CabinClass, FlightType, Insurance, Payment
 from pytest_tau2.domains.tau2_common.tools import Tau2Tool, upstream_model
 from pytest_tau2.environment.db import peek, peek_values
 from pytest_tau2.environment.ids import find_key
+from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.errors import ToolError
 
-JSONDict = dict[str, Any]
+_R = TypeVar("_R")
 
 NAMESPACE = "tau2_airline"
 NEW_RESERVATION_IDS: tuple[str, ...] = ("HATHAT", "HATHAU", "HATHAV")
@@ -71,27 +81,27 @@ AIRPORTS: tuple[tuple[str, str], ...] = (
 # --------------------------------------------------------------------------- schemas
 
 
-def string(description: str, choices: Sequence[str] | None = None) -> JSONDict:
-    schema: JSONDict = {"type": "string", "description": description}
+def string(description: str, choices: Sequence[str] | None = None) -> JSONObject:
+    schema: JSONObject = {"type": "string", "description": description}
     if choices is not None:
         schema["enum"] = list(choices)
     return schema
 
 
-def integer(description: str) -> JSONDict:
+def integer(description: str) -> JSONObject:
     return {"type": "integer", "description": description}
 
 
-def item(properties: JSONDict) -> JSONDict:
+def item(properties: JSONObject) -> JSONObject:
     """A nested object: every property required, unknown keys tolerated (upstream drops them)."""
     return {"type": "object", "properties": properties, "required": list(properties)}
 
 
-def array(description: str, items: JSONDict) -> JSONDict:
+def array(description: str, items: JSONObject) -> JSONObject:
     return {"type": "array", "description": description, "items": items}
 
 
-def arguments(**properties: JSONDict) -> JSONDict:
+def arguments(**properties: JSONValue) -> JSONObject:
     return {
         "type": "object",
         "properties": properties,
@@ -127,16 +137,21 @@ class AirlineTool(Tau2Tool):
     abstract = True
     namespace: ClassVar[str] = NAMESPACE
 
-    def _user(self, user_id: str, *, writable: bool = True) -> JSONDict:
+    if TYPE_CHECKING:  # the state's DB is read_db's (a fresh_db copy of it); no runtime cost
+
+        @property
+        def db(self) -> AirlineDB: ...
+
+    def _user(self, user_id: JSONValue, *, writable: bool = True) -> User:
         return _lookup(self.db["users"], user_id, f"User {user_id} not found", writable)
 
-    def _reservation(self, reservation_id: str, *, writable: bool = True) -> JSONDict:
+    def _reservation(self, reservation_id: JSONValue, *, writable: bool = True) -> Reservation:
         return _lookup(self.db["reservations"], reservation_id, f"Reservation {reservation_id} not found", writable)
 
-    def _flight(self, flight_number: str) -> JSONDict:
+    def _flight(self, flight_number: JSONValue) -> Flight:
         return _lookup(self.db["flights"], flight_number, f"Flight {flight_number} not found")
 
-    def _flight_date(self, flight_number: str, date: str) -> tuple[JSONDict, JSONDict]:
+    def _flight_date(self, flight_number: JSONValue, date: JSONValue) -> tuple[Flight, FlightDate]:
         """The flight and its status on ``date`` (dates compare exactly)."""
         flight = self._flight(flight_number)
         day = flight["dates"].get(date) if isinstance(date, str) else None
@@ -144,18 +159,21 @@ class AirlineTool(Tau2Tool):
             raise ToolError(f"Flight {flight_number} not found on date {date}")
         return flight, day
 
-    def _bookable(self, flight_number: str, date: str, cabin: str, passengers: int) -> tuple[JSONDict, JSONDict]:
+    def _bookable(
+        self, flight_number: JSONValue, date: JSONValue, cabin: JSONValue, passengers: int
+    ) -> tuple[Flight, FlightDate]:
         """The flight and its date status, refused unless available with enough seats in ``cabin``."""
         flight, day = self._flight_date(flight_number, date)
         if day.get("status") != "available":
             raise ToolError(f"Flight {flight_number} not available on date {date}")
-        if day["available_seats"][cabin] < passengers:
+        # A cabin that is not a string finds no seats: the KeyError (TypeError) refuses the call.
+        if day["available_seats"][cast(str, cabin)] < passengers:
             raise ToolError(f"Not enough seats on flight {flight_number}")
         return flight, day
 
     def _direct_flights(
         self, date: str, origin: str | None = None, destination: str | None = None, leave_after: str | None = None
-    ) -> list[JSONDict]:
+    ) -> list[DirectFlight]:
         """Flights bookable on ``date`` (status "available"), in DB order.
 
         The tests run in upstream's order, so a date of the wrong type is only looked up (and
@@ -175,7 +193,7 @@ class AirlineTool(Tau2Tool):
             found.append(direct_flight(flight, day))
         return found
 
-    def _pay_update(self, user: JSONDict, payment_id: str, price: Any) -> JSONDict | None:
+    def _pay_update(self, user: User, payment_id: JSONValue, price: float) -> PaymentRecord | None:
         """Upstream's payment rule for changes to an existing reservation.
 
         The method must be the user's; a certificate is refused; a gift card must cover
@@ -195,20 +213,33 @@ class AirlineTool(Tau2Tool):
             method["amount"] -= price
         if price == 0:
             return None
-        return upstream_model(Payment, {"payment_id": key, "amount": price})
+        return cast(PaymentRecord, upstream_model(Payment, {"payment_id": key, "amount": price}))
 
 
-def _lookup(mapping: Mapping[str, JSONDict], wanted: Any, message: str, writable: bool = True) -> JSONDict:
+def _lookup(mapping: Mapping[str, _R], wanted: JSONValue, message: str, writable: bool = True) -> _R:
     """The record ``wanted`` names; ``writable=False``: the stored one itself, to be read only
     (:func:`~pytest_tau2.environment.db.peek`)."""
     key = find_key(mapping, wanted) if isinstance(wanted, str) else None
     if key is None:
         raise ToolError(message)
-    record: JSONDict = mapping[key] if writable else peek(mapping, key)
-    return record
+    return mapping[key] if writable else peek(mapping, key)
 
 
-def direct_flight(flight: JSONDict, day: JSONDict, date: str | None = None) -> JSONDict:
+class DirectFlight(TypedDict):
+    """A search result (upstream's DirectFlight)."""
+
+    flight_number: str
+    origin: str
+    destination: str
+    status: str
+    scheduled_departure_time_est: str
+    scheduled_arrival_time_est: str
+    date: str | None
+    available_seats: dict[str, int]
+    prices: dict[str, int]
+
+
+def direct_flight(flight: Flight, day: FlightDate, date: str | None = None) -> DirectFlight:
     """A search result (upstream's DirectFlight): a snapshot of one bookable flight date."""
     return {
         "flight_number": flight["flight_number"],
@@ -223,7 +254,7 @@ def direct_flight(flight: JSONDict, day: JSONDict, date: str | None = None) -> J
     }
 
 
-def reservation_flight(flight: JSONDict, date: str, price: int) -> JSONDict:
+def reservation_flight(flight: Flight, date: str, price: int) -> ReservationFlight:
     """A reservation segment (upstream's ReservationFlight), stored flight number kept."""
     return {
         "flight_number": flight["flight_number"],

@@ -12,9 +12,10 @@ from pytest_tau2.domains.tau2_airline.base import (
     RESERVATION_ID,
     USER_ID,
     AirlineTool,
-    JSONDict,
+    DirectFlight,
     arguments,
 )
+from pytest_tau2.domains.tau2_airline.db import Reservation, User
 from pytest_tau2.domains.tau2_common.tools import CalculateMixin, TransferMixin
 
 
@@ -27,7 +28,7 @@ class GetReservationDetailsTool(AirlineTool):
     description = "Look up a reservation: flights, passengers, cabin, baggage, insurance, payments and status."
     parameters = arguments(reservation_id=RESERVATION_ID)
 
-    def run(self, reservation_id: str) -> JSONDict:
+    def run(self, reservation_id: str) -> Reservation:
         return self._reservation(reservation_id, writable=False)
 
 
@@ -39,7 +40,7 @@ class GetUserDetailsTool(AirlineTool):
     )
     parameters = arguments(user_id=USER_ID)
 
-    def run(self, user_id: str) -> JSONDict:
+    def run(self, user_id: str) -> User:
         return self._user(user_id, writable=False)
 
 
@@ -48,7 +49,7 @@ class ListAllAirportsTool(AirlineTool):
     description = "List the airports served, as IATA code and city."
     parameters = arguments()
 
-    def run(self) -> list[JSONDict]:
+    def run(self) -> list[dict[str, str]]:
         return [{"iata": iata, "city": city} for iata, city in AIRPORTS]
 
 
@@ -60,7 +61,7 @@ class SearchDirectFlightTool(AirlineTool):
     )
     parameters = arguments(origin=AIRPORT, destination=AIRPORT, date=DATE)
 
-    def run(self, origin: str, destination: str, date: str) -> list[JSONDict]:
+    def run(self, origin: str, destination: str, date: str) -> list[DirectFlight]:
         return self._direct_flights(date, origin=origin, destination=destination)
 
 
@@ -72,7 +73,7 @@ class SearchOnestopFlightTool(AirlineTool):
     )
     parameters = arguments(origin=AIRPORT, destination=AIRPORT, date=DATE)
 
-    def run(self, origin: str, destination: str, date: str) -> list[list[JSONDict]]:
+    def run(self, origin: str, destination: str, date: str) -> list[list[DirectFlight]]:
         pairs = []
         for first in self._direct_flights(date, origin=origin):
             first["date"] = date

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from pytest_tau2.domains.tau2_airline.db import read_db
+from pytest_tau2.domains.tau2_airline.db import AirlineDB, read_db
 from pytest_tau2.domains.tau2_airline.tools import TOOL_CLASSES
 from pytest_tau2.domains.tau2_common.base import Tau2BaseScenario
 from pytest_tau2.domains.tau2_common.tasks import cached_db
@@ -23,5 +23,5 @@ class Tau2AirlineBaseScenario(Tau2BaseScenario):
     agent_tool_classes = TOOL_CLASSES
     success_signals: ClassVar[tuple[SuccessSignal, ...]] = (SuccessSignal.DB_STATE_MATCH, SuccessSignal.CLEAN_EXIT)
 
-    def read_db(self, path: Path, side: str) -> Any:
+    def read_db(self, path: Path, side: str) -> AirlineDB:
         return cached_db(path, read_db)

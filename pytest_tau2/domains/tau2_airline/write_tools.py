@@ -4,7 +4,8 @@ them): booking, cancelling, certificates, and changes to baggage, flights and pa
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, cast
 
 from pytest_tau2.domains.tau2_airline.base import (
     AIRPORT,
@@ -24,16 +25,26 @@ from pytest_tau2.domains.tau2_airline.base import (
     RESERVATION_ID,
     USER_ID,
     AirlineTool,
-    JSONDict,
     arguments,
     array,
     integer,
     reservation_flight,
     string,
 )
-from pytest_tau2.domains.tau2_airline.models import Certificate, FlightInfo, Passenger, Payment, Reservation
+from pytest_tau2.domains.tau2_airline.db import (
+    FlightDate,
+    PaymentMethod,
+    PaymentRecord,
+    Reservation,
+    ReservationFlight,
+    Segment,
+    User,
+)
+from pytest_tau2.domains.tau2_airline.models import Certificate, FlightInfo, Passenger, Payment
+from pytest_tau2.domains.tau2_airline.models import Reservation as ReservationModel
 from pytest_tau2.domains.tau2_common.tools import models_if_all_dicts, no_attribute, upstream_model
 from pytest_tau2.environment.ids import find_key, same_id
+from pytest_tau2.environment.jsontypes import JSONValue
 from pytest_tau2.errors import ToolError
 
 
@@ -67,22 +78,23 @@ class BookReservationTool(AirlineTool):
         destination: str,
         flight_type: str,
         cabin: str,
-        flights: list[Any],
-        passengers: list[Any],
-        payment_methods: list[Any],
-        total_baggages: Any,
-        nonfree_baggages: Any,
+        flights: JSONValue,
+        passengers: JSONValue,
+        payment_methods: JSONValue,
+        total_baggages: JSONValue,
+        nonfree_baggages: JSONValue,
         insurance: str,
-    ) -> JSONDict:
-        segments = models_if_all_dicts(flights, FlightInfo)
+    ) -> Reservation:
+        segments = cast("list[Segment] | None", models_if_all_dicts(flights, FlightInfo))
         people = models_if_all_dicts(passengers, Passenger)
         payments = models_if_all_dicts(payment_methods, Payment)
         user = self._user(user_id)
         reservation_id = self._new_reservation_id()
         # The model converts the counts and checks the choices; the lists it is given are
         # all converted once it accepts them (a list that was not all objects never passes).
+        # The model's dump (it accepts the lists only once each is converted): a Reservation record.
         reservation = upstream_model(
-            Reservation,
+            ReservationModel,
             {
                 "reservation_id": reservation_id,
                 "user_id": user["user_id"],
@@ -99,25 +111,27 @@ class BookReservationTool(AirlineTool):
                 "insurance": insurance,
             },
         )
-        travellers = len(reservation["passengers"])
+        booked = cast(Reservation, reservation)
+        travellers = len(booked["passengers"])
         if segments is None:
-            raise no_attribute(next(iter(flights)), "flight_number")
-        days, total = self._price_itinerary(reservation, segments, cabin, travellers)
+            raise no_attribute(next(iter(cast("Iterable[JSONValue]", flights))), "flight_number")
+        days, total = self._price_itinerary(booked, segments, cabin, travellers)
         if insurance == "yes":
             total += INSURANCE_FEE * travellers
-        total += BAG_FEE * nonfree_baggages  # the argument as given, as upstream adds it
-        payments = reservation["payment_history"]
-        keys = self._check_payments(user, payments)
-        paid = sum(payment["amount"] for payment in payments)
+        bags: Any = nonfree_baggages  # the argument as given, as upstream adds it (a string refuses the call)
+        total += BAG_FEE * bags
+        history = booked["payment_history"]
+        keys = self._check_payments(user, history)
+        paid = sum(payment["amount"] for payment in history)
         if paid != total:
             raise ToolError(f"Payment amount does not add up, total price is {total}, but paid {paid}")
-        self._charge(user, keys, payments)
+        self._charge(user, keys, history)
         for day in days:
             day["available_seats"][cabin] -= travellers
-        reservation["payment_history"] = [{**p, "payment_id": k} for k, p in zip(keys, payments, strict=True)]
-        self.db["reservations"][reservation_id] = reservation
+        booked["payment_history"] = [{**p, "payment_id": k} for k, p in zip(keys, history, strict=True)]
+        self.db["reservations"][reservation_id] = booked
         user["reservations"].append(reservation_id)
-        return reservation
+        return booked
 
     def _new_reservation_id(self) -> str:
         for candidate in NEW_RESERVATION_IDS:
@@ -126,8 +140,8 @@ class BookReservationTool(AirlineTool):
         raise ToolError("Too many reservations")
 
     def _price_itinerary(
-        self, reservation: JSONDict, segments: list[JSONDict], cabin: str, passengers: int
-    ) -> tuple[list[JSONDict], int]:
+        self, reservation: Reservation, segments: list[Segment], cabin: str, passengers: int
+    ) -> tuple[list[FlightDate], int]:
         """Check every segment, append it to ``reservation``; the date statuses and the fare total."""
         days = []
         total = 0
@@ -140,7 +154,7 @@ class BookReservationTool(AirlineTool):
         return days, total
 
     @staticmethod
-    def _check_payments(user: JSONDict, payments: list[JSONDict]) -> list[str]:
+    def _check_payments(user: User, payments: list[PaymentRecord]) -> list[str]:
         """The stored key of each payment's method; refuses unknown methods and short balances."""
         keys = []
         for payment in payments:
@@ -155,7 +169,7 @@ class BookReservationTool(AirlineTool):
         return keys
 
     @staticmethod
-    def _charge(user: JSONDict, keys: list[str], payments: list[JSONDict]) -> None:
+    def _charge(user: User, keys: list[str], payments: list[PaymentRecord]) -> None:
         """Debit gift cards; remove certificates whole (a second use of one fails like upstream)."""
         methods = user["payment_methods"]
         for key, payment in zip(keys, payments, strict=True):
@@ -176,10 +190,13 @@ class CancelReservationTool(AirlineTool):
     )
     parameters = arguments(reservation_id=RESERVATION_ID)
 
-    def run(self, reservation_id: str) -> JSONDict:
+    def run(self, reservation_id: str) -> Reservation:
         reservation = self._reservation(reservation_id)
         history = reservation["payment_history"]
-        refunds = [upstream_model(Payment, {"payment_id": p["payment_id"], "amount": -p["amount"]}) for p in history]
+        refunds = [
+            cast(PaymentRecord, upstream_model(Payment, {"payment_id": p["payment_id"], "amount": -p["amount"]}))
+            for p in history
+        ]
         history.extend(refunds)
         reservation["status"] = "cancelled"
         return reservation
@@ -192,13 +209,13 @@ class SendCertificateTool(AirlineTool):
     description = "Give a user a travel certificate of the given amount, as a goodwill gesture or compensation."
     parameters = arguments(user_id=USER_ID, amount=integer("The certificate's value in dollars."))
 
-    def run(self, user_id: str, amount: Any) -> str:
+    def run(self, user_id: str, amount: JSONValue) -> str:
         user = self._user(user_id)
         methods = user["payment_methods"]
         for certificate_id in NEW_CERTIFICATE_IDS:
             if certificate_id not in methods:
                 certificate = {"source": "certificate", "id": certificate_id, "amount": amount}
-                methods[certificate_id] = upstream_model(Certificate, certificate)
+                methods[certificate_id] = cast(PaymentMethod, upstream_model(Certificate, certificate))
                 return f"Certificate {certificate_id} added to user {user['user_id']} with amount {amount}."
         raise ToolError("Too many certificates")
 
@@ -218,15 +235,20 @@ class UpdateReservationBaggagesTool(AirlineTool):
         payment_id=PAYMENT_ID,
     )
 
-    def run(self, reservation_id: str, total_baggages: Any, nonfree_baggages: Any, payment_id: str) -> JSONDict:
+    def run(
+        self, reservation_id: str, total_baggages: JSONValue, nonfree_baggages: JSONValue, payment_id: str
+    ) -> Reservation:
         reservation = self._reservation(reservation_id)
         user = self._user(reservation["user_id"])
-        price = BAG_FEE * max(0, nonfree_baggages - reservation["nonfree_baggages"])
+        # The counts are used and stored as given, as upstream does (a string refuses the call here).
+        total: Any = total_baggages
+        nonfree: Any = nonfree_baggages
+        price = BAG_FEE * max(0, nonfree - reservation["nonfree_baggages"])
         payment = self._pay_update(user, payment_id, price)
         if payment is not None:
             reservation["payment_history"].append(payment)
-        reservation["total_baggages"] = total_baggages
-        reservation["nonfree_baggages"] = nonfree_baggages
+        reservation["total_baggages"] = total
+        reservation["nonfree_baggages"] = nonfree
         return reservation
 
 
@@ -246,13 +268,13 @@ class UpdateReservationFlightsTool(AirlineTool):
         payment_id=PAYMENT_ID,
     )
 
-    def run(self, reservation_id: str, cabin: Any, flights: Any, payment_id: Any) -> JSONDict:
-        segments = models_if_all_dicts(flights, FlightInfo)
+    def run(self, reservation_id: str, cabin: JSONValue, flights: JSONValue, payment_id: JSONValue) -> Reservation:
+        segments = cast("list[Segment] | None", models_if_all_dicts(flights, FlightInfo))
         reservation = self._reservation(reservation_id)
         user = self._user(reservation["user_id"])
         passengers = len(reservation["passengers"])
         if segments is None:
-            raise no_attribute(next(iter(flights)), "flight_number")
+            raise no_attribute(next(iter(cast("Iterable[JSONValue]", flights))), "flight_number")
         new_flights = [self._new_segment(reservation, info, cabin, passengers) for info in segments]
         total = sum(segment["price"] * passengers for segment in new_flights)
         total -= sum(segment["price"] for segment in reservation["flights"]) * passengers
@@ -260,17 +282,20 @@ class UpdateReservationFlightsTool(AirlineTool):
         if payment is not None:
             reservation["payment_history"].append(payment)
         reservation["flights"] = new_flights
-        reservation["cabin"] = cabin
+        stored: Any = cabin  # as given, as upstream stores it (a non-string passes only with no segments)
+        reservation["cabin"] = stored
         return reservation
 
-    def _new_segment(self, reservation: JSONDict, info: JSONDict, cabin: str, passengers: int) -> JSONDict:
+    def _new_segment(
+        self, reservation: Reservation, info: Segment, cabin: JSONValue, passengers: int
+    ) -> ReservationFlight:
         """A kept segment (same flight and date, cabin unchanged) at its old price, else a new one."""
         if cabin == reservation["cabin"]:
             for segment in reservation["flights"]:
                 if same_id(segment["flight_number"], info["flight_number"]) and segment["date"] == info["date"]:
-                    return dict(segment)
+                    return segment.copy()  # a plain shallow copy, like dict()
         flight, day = self._bookable(info["flight_number"], info["date"], cabin, passengers)
-        return reservation_flight(flight, info["date"], day["prices"][cabin])
+        return reservation_flight(flight, info["date"], day["prices"][cast(str, cabin)])
 
 
 class UpdateReservationPassengersTool(AirlineTool):
@@ -283,7 +308,7 @@ class UpdateReservationPassengersTool(AirlineTool):
         passengers=array("Every passenger of the reservation, in order, with the new details.", PASSENGER_ITEM),
     )
 
-    def run(self, reservation_id: str, passengers: Any) -> JSONDict:
+    def run(self, reservation_id: str, passengers: JSONValue) -> Reservation:
         people = models_if_all_dicts(passengers, Passenger)
         reservation = self._reservation(reservation_id)
         # A list that is not all objects is stored as given, as upstream assigns it unconverted.

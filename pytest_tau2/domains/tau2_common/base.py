@@ -10,15 +10,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from pytest_tau2.domains.tau2_common import prompts
+from pytest_tau2.domains.tau2_common.task_types import EnvCall, EvaluationCriteria, GoldAction, Instructions, Tau2Task
 from pytest_tau2.domains.tau2_common.tasks import load_tasks, read_text, tau2_data_root, tau2_pin
+from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.environment.tools import Tool
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scenario.model import Actions, Persona, Resources, Task
 from pytest_tau2.scoring.action_match import MatchResult
 from pytest_tau2.scoring.tau2_signal import TAU2_REWARD
+
+if TYPE_CHECKING:
+    from pytest_tau2.settings import Settings
 
 TAU2_REWARD_VERDICT = "tau2-reward"
 """``--tau2-verdict`` value that makes tau2's reward decide each tau2 item."""
@@ -41,12 +46,12 @@ class Tau2BaseScenario(Scenario):
 
     # ---- data ---------------------------------------------------------------------------------
 
-    def data_root(self, settings: Any) -> Path:
+    def data_root(self, settings: Settings) -> Path:
         root = tau2_data_root(settings, self.tau2_domain)
         self._root = root
         return root
 
-    def data_pin(self, settings: Any) -> dict[str, Any] | None:
+    def data_pin(self, settings: Settings) -> JSONObject | None:
         return tau2_pin(settings, self.tau2_domain).to_dict()
 
     @property
@@ -56,7 +61,7 @@ class Tau2BaseScenario(Scenario):
             raise RuntimeError(f"{self.name}: the tau2 data root is not resolved yet (call data_root(settings))")
         return root  # a Path already (data_root sets it)
 
-    def bind(self, settings: Any) -> Tau2BaseScenario:
+    def bind(self, settings: Settings) -> Tau2BaseScenario:
         """Resolve the data root now (the runner does it on first use).
 
         Under ``--tau2-verdict tau2-reward`` the item's whitelist becomes tau2's reward alone:
@@ -69,7 +74,7 @@ class Tau2BaseScenario(Scenario):
         return self
 
     @cached_property
-    def task(self) -> dict[str, Any]:
+    def task(self) -> Tau2Task:
         tasks = load_tasks(self.root, self.tau2_domain)
         try:
             return tasks[str(self.tau2_id)]
@@ -79,16 +84,16 @@ class Tau2BaseScenario(Scenario):
             ) from None
 
     @property
-    def criteria(self) -> dict[str, Any]:
+    def criteria(self) -> EvaluationCriteria:
         return self.task.get("evaluation_criteria") or {}
 
-    def tau2_evaluation_criteria(self) -> dict[str, Any] | None:
+    def tau2_evaluation_criteria(self) -> EvaluationCriteria | None:
         """The task's ``evaluation_criteria`` as upstream reads them (the tau2_reward signal's input)."""
         criteria = self.task.get("evaluation_criteria")
-        return dict(criteria) if criteria is not None else None
+        return criteria.copy() if criteria is not None else None  # a plain shallow copy, like dict()
 
     @property
-    def instructions(self) -> dict[str, Any]:
+    def instructions(self) -> Instructions:
         instructions = (self.task.get("user_scenario") or {}).get("instructions") or {}
         return instructions if isinstance(instructions, dict) else {"reason_for_call": str(instructions)}
 
@@ -109,15 +114,15 @@ class Tau2BaseScenario(Scenario):
         return tuple(str(info) for info in self.criteria.get("communicate_info") or [])
 
     @property
-    def db_state_assertions(self) -> list[dict[str, Any]] | None:  # type: ignore[override]
+    def db_state_assertions(self) -> list[EnvCall] | None:  # type: ignore[override]
         return list(self.criteria.get("env_assertions") or []) or None
 
     @property
-    def initialization_actions(self) -> list[dict[str, Any]] | None:  # type: ignore[override]
+    def initialization_actions(self) -> list[EnvCall] | None:  # type: ignore[override]
         state = self.task.get("initial_state") or {}
         return list(state.get("initialization_actions") or []) or None
 
-    def gold_actions(self) -> list[dict[str, Any]] | None:
+    def gold_actions(self) -> list[JSONObject] | None:
         actions = self.criteria.get("actions")
         if actions is None:
             return None
@@ -128,7 +133,7 @@ class Tau2BaseScenario(Scenario):
 
     # ---- sides and tools --------------------------------------------------------------------------
 
-    def setup_shared_state(self, state: dict[str, Any], side: str) -> None:
+    def setup_shared_state(self, state: dict[str, object], side: str) -> None:
         if side == "agent":
             state["db_path"] = f"tau2/domains/{self.tau2_domain}/{self.db_file}"
 
@@ -136,7 +141,7 @@ class Tau2BaseScenario(Scenario):
 
     @property
     def agent_resources(self) -> Resources:
-        tools: dict[str, dict[str, Any]] = {cls.__name__: {} for cls in self.agent_tool_classes}
+        tools: dict[str, JSONObject] = {cls.__name__: {} for cls in self.agent_tool_classes}
         tools["EndConversationTool"] = {}
         return Resources(tools=tools, information=[f"policy: tau2/domains/{self.tau2_domain}/{self.policy_files[0]}"])
 
@@ -185,19 +190,20 @@ class Tau2BaseScenario(Scenario):
 
     # ---- scoring ----------------------------------------------------------------------------------
 
-    def action_match(self, recorded_actions: list[dict[str, Any]], transcript: list[dict[str, Any]]) -> MatchResult:
+    def action_match(self, recorded_actions: list[JSONObject], transcript: list[JSONObject]) -> MatchResult:
         """Upstream's action check: every gold action matched by some tool call of the run."""
         return upstream_action_match(self.gold_actions() or [], transcript, self.criteria.get("actions") or [])
 
 
 def upstream_action_match(
-    gold: list[dict[str, Any]], transcript: list[dict[str, Any]], raw_gold: list[dict[str, Any]]
+    gold: list[JSONObject], transcript: list[JSONObject], raw_gold: list[GoldAction]
 ) -> MatchResult:
     """tau2's rule: names equal; compare ``compare_args`` if set, else the *predicted* call's keys.
 
     Order, multiplicity and requestor are ignored; one call may satisfy several gold actions.
     """
-    calls = [c for m in transcript for c in (m.get("tool_calls") or [])]
+    # A transcript entry's "tool_calls" is the loop's list of {"id", "name", "arguments"} objects.
+    calls = [c for m in transcript for c in cast("list[JSONObject]", m.get("tool_calls") or [])]
     for index, action in enumerate(gold):
         compare_args = raw_gold[index].get("compare_args") if index < len(raw_gold) else None
         if not any(_call_matches(action, call, compare_args) for call in calls):
@@ -205,7 +211,7 @@ def upstream_action_match(
     return MatchResult(True)
 
 
-def _call_matches(action: dict[str, Any], call: dict[str, Any], compare_args: list[str] | None) -> bool:
+def _call_matches(action: JSONObject, call: JSONObject, compare_args: list[str] | None) -> bool:
     if call.get("name") != action["name"]:
         return False
     arguments = call.get("arguments")
@@ -221,6 +227,6 @@ def _call_matches(action: dict[str, Any], call: dict[str, Any], compare_args: li
     keys = compare_args if compare_args is not None else list(arguments)
     if not keys:
         return True
-    gold_args = action["arguments"]
+    gold_args = cast(JSONObject, action["arguments"])  # gold_actions() makes it an object
     # Restrict both sides to the keys, without inventing values for absent ones.
     return {k: v for k, v in gold_args.items() if k in keys} == {k: v for k, v in arguments.items() if k in keys}

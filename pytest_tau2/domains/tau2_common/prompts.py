@@ -8,7 +8,7 @@ the task's structured instructions.
 
 from __future__ import annotations
 
-from typing import Any
+from pytest_tau2.domains.tau2_common.task_types import UserScenario
 
 ADDITIONAL_NOTES_HEADING = "## Additional Notes to Follow"
 
@@ -44,7 +44,7 @@ def agent_prompt(policy: str) -> str:
     return f"{policy.rstrip()}\n\n{ADDITIONAL_NOTES_HEADING}\n\n{notes}\n"
 
 
-def scenario_block(user_scenario: dict[str, Any]) -> str:
+def scenario_block(user_scenario: UserScenario) -> str:
     """The simulated user's instructions, one labelled section per field."""
     instructions = user_scenario.get("instructions") or {}
     if isinstance(instructions, str):
@@ -66,5 +66,5 @@ def scenario_block(user_scenario: dict[str, Any]) -> str:
     return "\n\n".join(body)
 
 
-def user_prompt(guidelines: str, user_scenario: dict[str, Any]) -> str:
+def user_prompt(guidelines: str, user_scenario: UserScenario) -> str:
     return f"{guidelines}\n\n<scenario>\n{scenario_block(user_scenario)}\n</scenario>"

@@ -6,15 +6,22 @@ import functools
 import gc
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from pytest_tau2.data.parsing import parsed, read_json
 from pytest_tau2.data.resolve import DataPin, resolve_data_dir, verify
+from pytest_tau2.domains.tau2_common.task_types import Tau2Task
+from pytest_tau2.environment.jsontypes import JSONValue
+
+if TYPE_CHECKING:
+    from pytest_tau2.settings import Settings
+
+_T = TypeVar("_T")
 
 _PINS: dict[tuple[Path | None, str, bool], DataPin] = {}
 
 
-def tau2_pin(settings: Any, domain: str) -> DataPin:
+def tau2_pin(settings: Settings, domain: str) -> DataPin:
     """The verified data pin for ``domain`` (checksums checked once per process).
 
     Remembered per configured root, domain and ``allow_unpinned``: collection asks once per
@@ -31,41 +38,41 @@ def tau2_pin(settings: Any, domain: str) -> DataPin:
     return pin
 
 
-def tau2_data_root(settings: Any, domain: str) -> Path:
+def tau2_data_root(settings: Settings, domain: str) -> Path:
     # The pin's own Path object: it caches its hash, which load_tasks' cache key needs per scenario.
     return tau2_pin(settings, domain).root
 
 
 @functools.cache
-def _read_json(path: Path) -> Any:
+def _read_json(path: Path) -> JSONValue:
     return read_json(path)  # a DataError naming the file and line when it does not parse
 
 
 def load_split_ids(root: Path, domain: str) -> dict[str, list[str]]:
     """``{split: [task ids]}`` from split_tasks.json: all collection needs (no tasks.json parse)."""
-    data = _read_json(root / "tau2" / "domains" / domain / "split_tasks.json")
+    data = cast("dict[str, list[JSONValue]]", _read_json(root / "tau2" / "domains" / domain / "split_tasks.json"))
     return {name: [str(i) for i in ids] for name, ids in data.items()}
 
 
 @functools.cache
-def load_tasks(root: Path, domain: str) -> dict[str, dict[str, Any]]:
+def load_tasks(root: Path, domain: str) -> dict[str, Tau2Task]:
     """Every task of ``domain`` by id, in file order, parsed once per process.
 
     Parsed when the first scenario of the domain runs (collection does not read tasks.json,
     see tau2_sources), after its DB: frozen like the DBs (``cached_db``), or every later full
     garbage collection would re-scan them (about 55,000 containers for telecom's 2,285 tasks).
     """
-    tasks = _read_json(root / "tau2" / "domains" / domain / "tasks.json")
+    tasks = cast("list[Tau2Task]", _read_json(root / "tau2" / "domains" / domain / "tasks.json"))
     by_id = {str(task["id"]): task for task in tasks}
     gc.collect()
     gc.freeze()
     return by_id
 
 
-_DBS: dict[Path, Any] = {}
+_DBS: dict[Path, object] = {}
 
 
-def cached_db(path: Path, reader: Callable[[Path], Any]) -> Any:
+def cached_db(path: Path, reader: Callable[[Path], _T]) -> _T:
     """The pristine DB at ``path``, parsed once per process (callers work on ``fresh_db`` copies).
 
     The parsed tree is moved out of the garbage collector's reach (``gc.freeze``): it lives for
@@ -75,7 +82,7 @@ def cached_db(path: Path, reader: Callable[[Path], Any]) -> Any:
         _DBS[path] = parsed(path, reader)  # a DataError naming the file and line when it does not parse
         gc.collect()
         gc.freeze()
-    return _DBS[path]
+    return cast(_T, _DBS[path])  # the reader's result for this path (one reader per DB file)
 
 
 @functools.cache

@@ -8,11 +8,12 @@ mixes the shared tools in, e.g. ``class CalculateTool(CalculateMixin, RetailTool
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Iterable, Mapping
+from typing import ClassVar, cast
 
 from pydantic import BaseModel, ValidationError
 
+from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.environment.tools import Tool
 from pytest_tau2.errors import ToolError
 
@@ -33,7 +34,7 @@ class Tau2Tool(Tool):
     check_argument_types = False
 
 
-def upstream_model(model: type[BaseModel], data: Mapping[str, Any]) -> dict[str, Any]:
+def upstream_model(model: type[BaseModel], data: Mapping[str, object]) -> JSONObject:
     """``data`` validated by ``model`` (lax mode, unknown keys dropped), as the plain dict of its
     dump; a value the model refuses refuses the call with pydantic's message (upstream's)."""
     try:
@@ -42,7 +43,7 @@ def upstream_model(model: type[BaseModel], data: Mapping[str, Any]) -> dict[str,
         raise ToolError(str(exc)) from None
 
 
-def models_if_all_dicts(values: Any, model: type[BaseModel]) -> list[dict[str, Any]] | None:
+def models_if_all_dicts(values: JSONValue, model: type[BaseModel]) -> list[JSONObject] | None:
     """Upstream's conversion of a list-of-objects argument.
 
     When every element is a dict (also when there is none), each is validated by ``model``;
@@ -50,12 +51,14 @@ def models_if_all_dicts(values: Any, model: type[BaseModel]) -> list[dict[str, A
     is iterated as upstream iterates it: a string or an object counts as its characters or
     keys, and a number or null refuses the call.
     """
-    if not all(isinstance(value, dict) for value in values):
+    # Iterated as given: a number or null raises TypeError here, which refuses the call (upstream's).
+    elements = cast("Iterable[JSONValue]", values)
+    if not all(isinstance(value, dict) for value in elements):
         return None
-    return [upstream_model(model, value) for value in values]
+    return [upstream_model(model, cast(JSONObject, value)) for value in elements]
 
 
-def no_attribute(value: Any, attribute: str) -> ToolError:
+def no_attribute(value: object, attribute: str) -> ToolError:
     """The refusal upstream gives when it reads a model attribute off a value it never
     converted (an element of a list that was not all objects)."""
     return ToolError(f"{type(value).__name__!r} object has no attribute {attribute!r}")
@@ -75,7 +78,7 @@ class CalculateMixin:
         "Evaluate an arithmetic expression and return the result rounded to 2 decimals. "
         "Allowed characters: digits, + - * /, parentheses, '.' and spaces."
     )
-    parameters: ClassVar[dict[str, Any]] = {
+    parameters: ClassVar[JSONObject] = {
         "type": "object",
         "properties": {
             "expression": {"type": "string", "description": "The expression to evaluate, e.g. '(19.99 + 5) * 2'."}
@@ -100,7 +103,7 @@ class TransferMixin:
         "customer explicitly asks for a human, or when the policy and the available tools cannot "
         "resolve the issue."
     )
-    parameters: ClassVar[dict[str, Any]] = {
+    parameters: ClassVar[JSONObject] = {
         "type": "object",
         "properties": {"summary": {"type": "string", "description": "The customer's issue and what was tried."}},
         "required": ["summary"],
@@ -150,5 +153,5 @@ def _integer_operands(node: ast.BinOp) -> tuple[int, int] | None:
     return None
 
 
-def _evaluate(node: ast.expr) -> Any:
+def _evaluate(node: ast.expr) -> object:
     return eval(compile(ast.Expression(body=node), "<string>", "eval"), {"__builtins__": None}, {})

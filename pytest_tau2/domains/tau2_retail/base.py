@@ -20,16 +20,18 @@ and an empty string or object where a list of item ids belongs counts as an empt
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel
 
 from pytest_tau2.domains.tau2_common.tools import Tau2Tool
+from pytest_tau2.domains.tau2_retail.db import Order, PaymentMethod, Product, RetailDB, User, Variant
 from pytest_tau2.environment.db import peek
 from pytest_tau2.environment.ids import find_key, same_id
+from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.errors import ToolError
 
-Record = dict[str, Any]
+_R = TypeVar("_R")
 
 NAMESPACE = "tau2_retail"
 
@@ -37,15 +39,15 @@ NAMESPACE = "tau2_retail"
 # --------------------------------------------------------------------------- schemas
 
 
-def string(description: str) -> dict[str, Any]:
+def string(description: str) -> JSONObject:
     return {"type": "string", "description": description}
 
 
-def string_list(description: str) -> dict[str, Any]:
+def string_list(description: str) -> JSONObject:
     return {"type": "array", "items": {"type": "string"}, "description": description}
 
 
-def arguments(**properties: dict[str, Any]) -> dict[str, Any]:
+def arguments(**properties: JSONValue) -> JSONObject:
     """An object schema where every listed property is required and nothing else is allowed."""
     return {
         "type": "object",
@@ -69,7 +71,7 @@ NEW_ITEM_IDS = string_list(
     "Replacement item ids, one per entry of item_ids and in the same order; each must be an "
     "available variant of the same product as the item it replaces."
 )
-ADDRESS = {
+ADDRESS: dict[str, JSONValue] = {
     "address1": string("First address line, e.g. '123 Main St'."),
     "address2": string("Second address line, e.g. 'Apt 1'; an empty string when there is none."),
     "city": string("City, e.g. 'San Francisco'."),
@@ -90,12 +92,12 @@ class UserAddress(BaseModel):
     zip: str
 
 
-def stored_key(mapping: Mapping[str, Any], wanted: Any) -> str | None:
+def stored_key(mapping: Mapping[str, object], wanted: JSONValue) -> str | None:
     """The key of ``mapping`` that ``wanted`` names (spelling forgiven); a non-string names none."""
     return find_key(mapping, wanted) if isinstance(wanted, str) else None
 
 
-def same_item_id(a: Any, b: Any) -> bool:
+def same_item_id(a: JSONValue, b: JSONValue) -> bool:
     """Whether two item ids name the same item: equal values, or strings spelling the same id."""
     return bool(a == b) or (isinstance(a, str) and isinstance(b, str) and same_id(a, b))
 
@@ -109,34 +111,33 @@ class RetailTool(Tau2Tool):
     abstract = True
     namespace = NAMESPACE
 
-    def _table(self, name: str) -> dict[str, Record]:
-        """One of the DB's top-level tables: ``products``, ``users`` or ``orders``."""
-        table: dict[str, Record] = self.db[name]
-        return table
+    if TYPE_CHECKING:  # the state's DB is read_db's (a fresh_db copy of it); no runtime cost
 
-    def _find(self, table: str, wanted: Any, missing: str, *, writable: bool = True) -> Record:
-        """The record of ``table`` that ``wanted`` names, else refused with ``missing``.
+        @property
+        def db(self) -> RetailDB: ...
+
+    def _find(self, records: dict[str, _R], wanted: JSONValue, missing: str, *, writable: bool = True) -> _R:
+        """The record of ``records`` (a DB table) that ``wanted`` names, else refused with ``missing``.
 
         ``writable=False`` is for a tool that only reads the record: it gets the stored record
         itself, maybe shared with the pristine DB (:func:`~pytest_tau2.environment.db.peek`),
         so it must not change it.
         """
-        records = self._table(table)
         key = stored_key(records, wanted)
         if key is None:
             raise ToolError(missing)
         return records[key] if writable else peek(records, key)
 
-    def _order(self, order_id: Any, *, writable: bool = True) -> Record:
-        return self._find("orders", order_id, "Order not found", writable=writable)
+    def _order(self, order_id: JSONValue, *, writable: bool = True) -> Order:
+        return self._find(self.db["orders"], order_id, "Order not found", writable=writable)
 
-    def _user(self, user_id: Any, *, writable: bool = True) -> Record:
-        return self._find("users", user_id, "User not found", writable=writable)
+    def _user(self, user_id: JSONValue, *, writable: bool = True) -> User:
+        return self._find(self.db["users"], user_id, "User not found", writable=writable)
 
-    def _product(self, product_id: Any, *, writable: bool = True) -> Record:
-        return self._find("products", product_id, "Product not found", writable=writable)
+    def _product(self, product_id: JSONValue, *, writable: bool = True) -> Product:
+        return self._find(self.db["products"], product_id, "Product not found", writable=writable)
 
-    def _variant(self, product_id: str, item_id: Any) -> tuple[str, Record]:
+    def _variant(self, product_id: str, item_id: JSONValue) -> tuple[str, Variant]:
         """(stored item id, variant) of ``item_id`` among the variants of ``product_id``."""
         variants = self._product(product_id)["variants"]
         key = stored_key(variants, item_id)
@@ -144,7 +145,7 @@ class RetailTool(Tau2Tool):
             raise ToolError("Variant not found")
         return key, variants[key]
 
-    def _payment_method(self, user_id: str, payment_method_id: Any) -> tuple[str, Record]:
+    def _payment_method(self, user_id: str, payment_method_id: JSONValue) -> tuple[str, PaymentMethod]:
         """(stored id, method) among the payment methods of user ``user_id``."""
         methods = self._user(user_id)["payment_methods"]
         key = stored_key(methods, payment_method_id)
@@ -152,7 +153,7 @@ class RetailTool(Tau2Tool):
             raise ToolError("Payment method not found")
         return key, methods[key]
 
-    def _pending_order(self, order_id: Any) -> Record:
+    def _pending_order(self, order_id: JSONValue) -> Order:
         """An order whose status contains "pending" (address and payment changes)."""
         order = self._order(order_id)
         if "pending" not in order["status"]:

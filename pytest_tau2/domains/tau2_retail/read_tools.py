@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 
 from pytest_tau2.domains.tau2_common.tools import CalculateMixin, TransferMixin
-from pytest_tau2.domains.tau2_retail.base import ORDER_ID, USER_ID, Record, RetailTool, arguments, stored_key, string
+from pytest_tau2.domains.tau2_retail.base import ORDER_ID, USER_ID, RetailTool, arguments, stored_key, string
+from pytest_tau2.domains.tau2_retail.db import Order, Product, User, Variant
 from pytest_tau2.environment.db import peek_items, peek_values
 from pytest_tau2.environment.ids import email_key
 from pytest_tau2.errors import ToolError
@@ -35,7 +36,7 @@ class FindUserIdByNameZipTool(RetailTool):
 
     def run(self, first_name: str, last_name: str, zip: str) -> str:
         first, last = first_name.lower(), last_name.lower()
-        for user_id, user in peek_items(self._table("users")):
+        for user_id, user in peek_items(self.db["users"]):
             name = user["name"]
             if (
                 name["first_name"].lower() == first
@@ -55,7 +56,7 @@ class FindUserIdByEmailTool(RetailTool):
 
     def run(self, email: str) -> str:
         wanted = email_key(email)
-        for user_id, user in peek_items(self._table("users")):
+        for user_id, user in peek_items(self.db["users"]):
             if email_key(user["email"]) == wanted:
                 return user_id
         raise ToolError("User not found")
@@ -68,7 +69,7 @@ class GetOrderDetailsTool(RetailTool):
     description = "Get the status, items, address, fulfillments and payments of an order."
     parameters = arguments(order_id=ORDER_ID)
 
-    def run(self, order_id: str) -> Record:
+    def run(self, order_id: str) -> Order:
         return self._order(order_id, writable=False)
 
 
@@ -82,7 +83,7 @@ class GetProductDetailsTool(RetailTool):
     )
     parameters = arguments(product_id=string("Product id (10 digits), e.g. '6086499569'."))
 
-    def run(self, product_id: str) -> Record:
+    def run(self, product_id: str) -> Product:
         return self._product(product_id, writable=False)
 
 
@@ -96,9 +97,9 @@ class GetItemDetailsTool(RetailTool):
     )
     parameters = arguments(item_id=string("Item id (10 digits), e.g. '1008292230'."))
 
-    def run(self, item_id: str) -> Record:
-        for product in peek_values(self._table("products")):
-            variants: dict[str, Record] = product["variants"]
+    def run(self, item_id: str) -> Variant:
+        for product in peek_values(self.db["products"]):
+            variants = product["variants"]
             key = stored_key(variants, item_id)
             if key is not None:
                 return variants[key]
@@ -112,7 +113,7 @@ class GetUserDetailsTool(RetailTool):
     description = "Get a user's details: name, address, email, payment methods and order ids."
     parameters = arguments(user_id=USER_ID)
 
-    def run(self, user_id: str) -> Record:
+    def run(self, user_id: str) -> User:
         return self._user(user_id, writable=False)
 
 
@@ -127,7 +128,7 @@ class ListAllProductTypesTool(RetailTool):
     parameters = arguments()
 
     def run(self) -> str:
-        names = {product["name"]: product["product_id"] for product in self._table("products").values()}
+        names = {product["name"]: product["product_id"] for product in self.db["products"].values()}
         return json.dumps(names, sort_keys=True)
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 from pytest_tau2.domains.tau2_common.base import Tau2BaseScenario
 from pytest_tau2.domains.tau2_common.tasks import cached_db
-from pytest_tau2.domains.tau2_retail.db import read_db
+from pytest_tau2.domains.tau2_retail.db import RetailDB, read_db
 from pytest_tau2.domains.tau2_retail.tools import TOOL_CLASSES
 from pytest_tau2.scenario.model import SuccessSignal
 
@@ -28,5 +27,5 @@ class Tau2RetailBaseScenario(Tau2BaseScenario):
             return (SuccessSignal.DB_STATE_MATCH, SuccessSignal.NL_ASSERTION, SuccessSignal.CLEAN_EXIT)
         return (SuccessSignal.DB_STATE_MATCH, SuccessSignal.CLEAN_EXIT)
 
-    def read_db(self, path: Path, side: str) -> Any:
+    def read_db(self, path: Path, side: str) -> RetailDB:
         return cached_db(path, read_db)

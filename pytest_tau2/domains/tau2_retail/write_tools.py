@@ -6,8 +6,8 @@ payment, and changing a user's address.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import cast
 
 from pytest_tau2.domains.tau2_common.tools import no_attribute, upstream_model
 from pytest_tau2.domains.tau2_retail.base import (
@@ -17,13 +17,14 @@ from pytest_tau2.domains.tau2_retail.base import (
     ORDER_ID,
     PAYMENT_METHOD_ID,
     USER_ID,
-    Record,
     RetailTool,
     UserAddress,
     arguments,
     same_item_id,
     string,
 )
+from pytest_tau2.domains.tau2_retail.db import Address, Order, OrderItem, Payment, PaymentMethod, User, Variant
+from pytest_tau2.environment.jsontypes import JSONValue
 from pytest_tau2.errors import ToolError
 
 CANCEL_REASONS = frozenset({"no longer needed", "ordered by mistake"})
@@ -32,7 +33,7 @@ CANCEL_REASONS = frozenset({"no longer needed", "ordered by mistake"})
 # --------------------------------------------------------------------------- helpers
 
 
-def _payment(transaction_type: str, amount: float, payment_method_id: str) -> Record:
+def _payment(transaction_type: str, amount: float, payment_method_id: str) -> Payment:
     """A payment-history entry; the amount is a float, as upstream's model makes it."""
     return {
         "transaction_type": transaction_type,
@@ -41,28 +42,30 @@ def _payment(transaction_type: str, amount: float, payment_method_id: str) -> Re
     }
 
 
-def _address(address1: Any, address2: Any, city: Any, state: Any, country: Any, zip: Any) -> Record:
+def _address(
+    address1: JSONValue, address2: JSONValue, city: JSONValue, state: JSONValue, country: JSONValue, zip: JSONValue
+) -> Address:
     """The address record, built like upstream builds it: a non-string field refuses the call."""
     fields = {"address1": address1, "address2": address2, "city": city, "country": country, "state": state, "zip": zip}
-    return upstream_model(UserAddress, fields)
+    return cast(Address, upstream_model(UserAddress, fields))  # UserAddress's dump: six strings
 
 
-def _is_gift_card(method: Record) -> bool:
+def _is_gift_card(method: PaymentMethod) -> bool:
     return method.get("source") == "gift_card"
 
 
-def _add_to_gift_card(method: Record, amount: float) -> None:
+def _add_to_gift_card(method: PaymentMethod, amount: float) -> None:
     """Credit (or, with a negative amount, debit) a gift card; other methods are untouched."""
     if _is_gift_card(method):
         method["balance"] = round(method["balance"] + amount, 2)
 
 
-def _order_item(order: Record, item_id: str) -> Record | None:
+def _order_item(order: Order, item_id: JSONValue) -> OrderItem | None:
     """The first item of ``order`` whose (current) item id is ``item_id``."""
     return next((item for item in order["items"] if same_item_id(item["item_id"], item_id)), None)
 
 
-def _excess_items(order: Record, item_ids: Any) -> list[Any]:
+def _excess_items(order: Order, item_ids: object) -> list[JSONValue]:
     """The ids asked for more often than the order holds them, in the order asked (first one first).
 
     ``item_ids`` is taken as upstream takes it: a string counts as its characters, and
@@ -71,15 +74,16 @@ def _excess_items(order: Record, item_ids: Any) -> list[Any]:
     if item_ids and not isinstance(item_ids, list | str):
         raise no_attribute(item_ids, "count")
     held = [item["item_id"] for item in order["items"]]
+    asked_for = cast("Iterable[JSONValue]", item_ids)  # a falsy number or null raises TypeError: refused
     excess = []
-    for item_id in item_ids:
-        asked = sum(1 for other in item_ids if same_item_id(other, item_id))
+    for item_id in asked_for:
+        asked = sum(1 for other in asked_for if same_item_id(other, item_id))
         if asked > sum(1 for stored in held if same_item_id(stored, item_id)):
             excess.append(item_id)
     return excess
 
 
-def _stored_item_ids(order: Record, item_ids: Sequence[str]) -> list[str]:
+def _stored_item_ids(order: Order, item_ids: Sequence[str]) -> list[str]:
     """The order's own spelling of each item id (ids the order lacks are kept as given)."""
     items = (_order_item(order, item_id) for item_id in item_ids)
     return [given if item is None else item["item_id"] for given, item in zip(item_ids, items, strict=True)]
@@ -104,7 +108,7 @@ class CancelPendingOrderTool(RetailTool):
         reason=string("Why the user cancels: exactly 'no longer needed' or 'ordered by mistake'."),
     )
 
-    def run(self, order_id: str, reason: str) -> Record:
+    def run(self, order_id: str, reason: str) -> Order:
         order = self._order(order_id)
         if order["status"] != "pending":
             raise ToolError("Non-pending order cannot be cancelled")
@@ -141,7 +145,7 @@ class ExchangeDeliveredOrderItemsTool(RetailTool):
         payment_method_id=PAYMENT_METHOD_ID,
     )
 
-    def run(self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str) -> Record:
+    def run(self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str) -> Order:
         order = self._order(order_id)
         if order["status"] != "delivered":
             raise ToolError("Non-delivered order cannot be exchanged")
@@ -185,7 +189,7 @@ class ModifyPendingOrderAddressTool(RetailTool):
     )
     parameters = arguments(order_id=ORDER_ID, **ADDRESS)
 
-    def run(self, order_id: str, address1: str, address2: str, city: str, state: str, country: str, zip: str) -> Record:
+    def run(self, order_id: str, address1: str, address2: str, city: str, state: str, country: str, zip: str) -> Order:
         order = self._pending_order(order_id)
         order["address"] = _address(address1, address2, city, state, country, zip)
         return order
@@ -214,7 +218,7 @@ class ModifyPendingOrderItemsTool(RetailTool):
         payment_method_id=PAYMENT_METHOD_ID,
     )
 
-    def run(self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str) -> Record:
+    def run(self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str) -> Order:
         order = self._order(order_id)
         if order["status"] != "pending":
             raise ToolError("Non-pending order cannot be modified")
@@ -225,7 +229,7 @@ class ModifyPendingOrderItemsTool(RetailTool):
             raise ToolError("The number of items to be exchanged should match")
         difference: float = 0
         new_keys = []
-        variant: Record = {}
+        variant = cast(Variant, {})  # the last new variant; the loop runs at least once when it is read
         for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
             if same_item_id(item_id, new_item_id):
                 raise ToolError("The new item id should be different from the old item id")
@@ -248,7 +252,7 @@ class ModifyPendingOrderItemsTool(RetailTool):
         return order
 
     @staticmethod
-    def _swap_items(order: Record, item_ids: Sequence[str], new_keys: Sequence[str], last: Record) -> None:
+    def _swap_items(order: Order, item_ids: Sequence[str], new_keys: Sequence[str], last: Variant) -> None:
         """Give each old item its new id, and the last variant's price and options (quirk)."""
         for item_id, new_key in zip(item_ids, new_keys, strict=True):
             item = _order_item(order, item_id)
@@ -272,7 +276,7 @@ class ModifyPendingOrderPaymentTool(RetailTool):
     )
     parameters = arguments(order_id=ORDER_ID, payment_method_id=PAYMENT_METHOD_ID)
 
-    def run(self, order_id: str, payment_method_id: str) -> Record:
+    def run(self, order_id: str, payment_method_id: str) -> Order:
         order = self._pending_order(order_id)
         method_id, method = self._payment_method(order["user_id"], payment_method_id)
         history = order["payment_history"]
@@ -303,7 +307,7 @@ class ModifyUserAddressTool(RetailTool):
     )
     parameters = arguments(user_id=USER_ID, **ADDRESS)
 
-    def run(self, user_id: str, address1: str, address2: str, city: str, state: str, country: str, zip: str) -> Record:
+    def run(self, user_id: str, address1: str, address2: str, city: str, state: str, country: str, zip: str) -> User:
         user = self._user(user_id)
         user["address"] = _address(address1, address2, city, state, country, zip)
         return user
@@ -324,7 +328,7 @@ class ReturnDeliveredOrderItemsTool(RetailTool):
     )
     parameters = arguments(order_id=ORDER_ID, item_ids=ITEM_IDS, payment_method_id=PAYMENT_METHOD_ID)
 
-    def run(self, order_id: str, item_ids: list[str], payment_method_id: str) -> Record:
+    def run(self, order_id: str, item_ids: list[str], payment_method_id: str) -> Order:
         order = self._order(order_id)
         if order["status"] != "delivered":
             raise ToolError("Non-delivered order cannot be returned")

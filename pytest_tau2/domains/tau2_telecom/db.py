@@ -17,8 +17,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import cast
 
+from pytest_tau2.domains.tau2_telecom.records import APNSettings, AppStatus, TelecomDB, TelecomUserDB
 from pytest_tau2.errors import DataError
 
 try:
@@ -34,42 +35,40 @@ DEFAULT_MMSC_URL = "http://mms.carrier.com/mms/wapenc"
 REQUIRED = object()
 """Marks a field without a default: reading a record that lacks it is a data error."""
 
-Converter = Callable[[Any], Any]
-FieldSpec = tuple[str, Converter, Any]
+Converter = Callable[[object], object]
+"""A raw TOML value -> the field's value (raises TypeError or ValueError for a wrong one)."""
+FieldSpec = tuple[str, Converter, object]
+"""(name, converter, default): the default is :data:`REQUIRED`, a value, or a callable making one."""
 
 
 # --- value converters (what pydantic's validation does to each field type) -------------
 
 
-def _same(value: Any) -> Any:
-    return value
-
-
-def _float(value: Any) -> float:
+def _float(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"expected a number, got {value!r}")
     return float(value)
 
 
-def _int(value: Any) -> int:
+def _int(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"expected an integer, got {value!r}")
     return value
 
 
-def _bool(value: Any) -> bool:
+def _bool(value: object) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"expected true or false, got {value!r}")
     return value
 
 
-def _str(value: Any) -> str:
+def _str(value: object) -> str:
     if not isinstance(value, str):
         raise TypeError(f"expected a string, got {value!r}")
     return value
 
 
-def _date(value: Any) -> dt.date:
+def _date(value: object) -> dt.date:
     if isinstance(value, dt.datetime):
         return value.date()
     if isinstance(value, dt.date):
@@ -77,7 +76,7 @@ def _date(value: Any) -> dt.date:
     return dt.date.fromisoformat(_str(value))
 
 
-def _datetime(value: Any) -> dt.datetime:
+def _datetime(value: object) -> dt.datetime:
     if isinstance(value, dt.datetime):
         return value
     if isinstance(value, dt.date):
@@ -89,8 +88,8 @@ def _optional(convert: Converter) -> Converter:
     return lambda value: None if value is None else convert(value)
 
 
-def _choice(*allowed: str) -> Converter:
-    def convert(value: Any) -> str:
+def _choice(*allowed: str) -> Callable[[object], str]:
+    def convert(value: object) -> str:
         if value not in allowed:
             raise ValueError(f"expected one of {', '.join(allowed)}, got {value!r}")
         return str(value)
@@ -103,7 +102,7 @@ def _record(spec: tuple[FieldSpec, ...], where: str = "") -> Converter:
 
 
 def _records(spec: tuple[FieldSpec, ...], where: str = "") -> Converter:
-    def convert(value: Any) -> list[dict[str, Any]]:
+    def convert(value: object) -> list[dict[str, object]]:
         if not isinstance(value, list):
             raise TypeError(f"expected a list, got {value!r}")
         return [build_record(spec, item, f"{where}[{i}]") for i, item in enumerate(value)]
@@ -111,13 +110,13 @@ def _records(spec: tuple[FieldSpec, ...], where: str = "") -> Converter:
     return convert
 
 
-def _str_list(value: Any) -> list[str]:
+def _str_list(value: object) -> list[str]:
     if not isinstance(value, list):
         raise TypeError(f"expected a list, got {value!r}")
     return [_str(item) for item in value]
 
 
-def build_record(spec: tuple[FieldSpec, ...], raw: Any, where: str = "") -> dict[str, Any]:
+def build_record(spec: tuple[FieldSpec, ...], raw: object, where: str = "") -> dict[str, object]:
     """One record in field order, defaults filled, values converted; unknown keys refused."""
     if not isinstance(raw, dict):
         raise DataError(f"{where or 'record'}: expected a table, got {raw!r}")
@@ -125,7 +124,7 @@ def build_record(spec: tuple[FieldSpec, ...], raw: Any, where: str = "") -> dict
     extra = sorted(set(raw) - known)
     if extra:
         raise DataError(f"{where or 'record'}: unknown field(s) {', '.join(extra)}; known: {', '.join(sorted(known))}")
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for name, convert, default in spec:
         if name in raw:
             try:
@@ -264,7 +263,7 @@ APP_STATUS: tuple[FieldSpec, ...] = (
 )
 
 
-def default_apps() -> dict[str, dict[str, Any]]:
+def default_apps() -> dict[str, AppStatus]:
     """The two apps a fresh phone has (upstream's defaults)."""
     return {
         "messaging": {"app_name": "messaging", "permissions": _permissions(sms=True, storage=True, phone=True)()},
@@ -272,15 +271,15 @@ def default_apps() -> dict[str, dict[str, Any]]:
     }
 
 
-def default_apn_settings() -> dict[str, Any]:
+def default_apn_settings() -> APNSettings:
     """A fresh APN configuration (what a reboot after reset_apn_settings installs)."""
-    return build_record(APN_SETTINGS, {}, "active_apn_settings")
+    return cast(APNSettings, build_record(APN_SETTINGS, {}, "active_apn_settings"))
 
 
-def _apps(value: Any) -> dict[str, dict[str, Any]]:
+def _apps(value: object) -> dict[str, AppStatus]:
     if not isinstance(value, dict):
         raise TypeError(f"expected a table of apps, got {value!r}")
-    return {name: build_record(APP_STATUS, app, f"app_statuses.{name}") for name, app in value.items()}
+    return {name: cast(AppStatus, build_record(APP_STATUS, app, f"app_statuses.{name}")) for name, app in value.items()}
 
 
 DEVICE_STATE: tuple[FieldSpec, ...] = (
@@ -319,7 +318,7 @@ def default_signal_strength() -> dict[str, str]:
     return {"2G": "poor", "3G": "fair", "4G": "good", "5G": "excellent"}
 
 
-def _signal_map(value: Any) -> dict[str, str]:
+def _signal_map(value: object) -> dict[str, str]:
     if not isinstance(value, dict):
         raise TypeError(f"expected a table, got {value!r}")
     return {_choice(*TECHNOLOGIES)(k): _choice(*SIGNALS)(v) for k, v in value.items()}
@@ -344,7 +343,7 @@ TELECOM_USER_DB: tuple[FieldSpec, ...] = (
 # --- readers ----------------------------------------------------------------------------
 
 
-def _load_toml(path: Path | str) -> dict[str, Any]:
+def _load_toml(path: Path | str) -> dict[str, object]:
     path = Path(path)
     try:
         with path.open("rb") as handle:
@@ -355,11 +354,11 @@ def _load_toml(path: Path | str) -> dict[str, Any]:
         raise DataError(f"{path} is not valid TOML: {exc}") from exc
 
 
-def read_db(path: Path | str) -> dict[str, Any]:
+def read_db(path: Path | str) -> TelecomDB:
     """The carrier DB (``tau2/domains/telecom/db.toml``) as upstream's TelecomDB dump."""
-    return build_record(TELECOM_DB, _load_toml(path), "telecom db")
+    return cast(TelecomDB, build_record(TELECOM_DB, _load_toml(path), "telecom db"))  # built by the tables
 
 
-def read_user_db(path: Path | str) -> dict[str, Any]:
+def read_user_db(path: Path | str) -> TelecomUserDB:
     """The phone DB (``tau2/domains/telecom/user_db.toml``) as upstream's TelecomUserDB dump."""
-    return build_record(TELECOM_USER_DB, _load_toml(path), "telecom user db")
+    return cast(TelecomUserDB, build_record(TELECOM_USER_DB, _load_toml(path), "telecom user db"))

@@ -9,11 +9,9 @@ upstream's device does; the user tools and the initialization functions share th
 
 from __future__ import annotations
 
-from typing import Any
-
 from pytest_tau2.domains.tau2_telecom.db import PERMISSIONS, default_apn_settings
-
-UserDB = dict[str, Any]
+from pytest_tau2.domains.tau2_telecom.records import AppStatus, DeviceState, TelecomUserDB, VPNDetails
+from pytest_tau2.environment.jsontypes import JSONValue
 
 SPEED_RANGE_MBPS = {"2G": (0.1, 0.4), "3G": (1.0, 5.0), "4G": (10.0, 100.0), "5G": (50.0, 500.0), "none": (0.0, 0.0)}
 """Download speed range per technology; a speed test reports the middle of the range."""
@@ -24,7 +22,7 @@ SIGNAL_FACTOR = {"poor": 0.2, "fair": 0.5, "good": 0.8, "excellent": 1.0, "none"
 SPEED_LABELS = ((1, "Very Poor"), (5, "Poor"), (25, "Fair"), (100, "Good"))
 """Upper bounds (exclusive) of each label; from 100 Mbps on the label is "Excellent"."""
 
-DEFAULT_VPN = {"server_address": "192.168.1.1", "protocol": "OpenVPN", "server_performance": "excellent"}
+DEFAULT_VPN: VPNDetails = {"server_address": "192.168.1.1", "protocol": "OpenVPN", "server_performance": "excellent"}
 """What connecting the VPN installs."""
 
 _SIGNAL_ICONS = {
@@ -38,12 +36,12 @@ _SIGNAL_ICONS = {
 # --- reading the phone ------------------------------------------------------------------
 
 
-def sim_status(device: dict[str, Any]) -> str:
+def sim_status(device: DeviceState) -> str:
     """``missing`` when the SIM is out, else the card's own status."""
     return "missing" if device["sim_card_missing"] else device["sim_card_status"]
 
 
-def mobile_data_working(user_db: UserDB) -> bool:
+def mobile_data_working(user_db: TelecomUserDB) -> bool:
     """True when the phone can use mobile data right now.
 
     Not in airplane mode, some signal, not ``no_service``, abroad only with roaming on
@@ -66,7 +64,7 @@ def speed_label(speed_mbps: float) -> str:
     return "Excellent"
 
 
-def speed_test(user_db: UserDB) -> tuple[float | None, str]:
+def speed_test(user_db: TelecomUserDB) -> tuple[float | None, str]:
     """``(speed in Mbps rounded to 2 decimals, label)``, or ``(None, "No Connection")``.
 
     speed = middle of the technology's range x signal factor x 0.1 when a VPN with poor
@@ -85,7 +83,7 @@ def speed_test(user_db: UserDB) -> tuple[float | None, str]:
     return speed, speed_label(speed)
 
 
-def can_send_mms(user_db: UserDB) -> bool:
+def can_send_mms(user_db: TelecomUserDB) -> bool:
     """True when the messaging app can send a picture message.
 
     Needs working mobile data, a technology better than 2G, not Wi-Fi calling with MMS over
@@ -107,7 +105,7 @@ def can_send_mms(user_db: UserDB) -> bool:
     return bool(app["permissions"]["storage"] and app["permissions"]["sms"])
 
 
-def status_bar(device: dict[str, Any]) -> str:
+def status_bar(device: DeviceState) -> str:
     """The icons at the top of the screen, joined by `` | ``."""
     parts: list[str] = []
     if device["airplane_mode"]:
@@ -131,19 +129,19 @@ def status_bar(device: dict[str, Any]) -> str:
     return " | ".join(parts)
 
 
-def with_status_bar(user_db: UserDB, text: str) -> str:
+def with_status_bar(user_db: TelecomUserDB, text: str) -> str:
     return f"{text}\nStatus Bar: {status_bar(user_db['device'])}"
 
 
-def granted_permissions(app: dict[str, Any]) -> list[str]:
+def granted_permissions(app: AppStatus) -> list[str]:
     """The app's granted permissions, in field order."""
     permissions = app["permissions"]
     return [name for name in PERMISSIONS if permissions.get(name)]
 
 
-def find_app(device: dict[str, Any], app_name: Any) -> dict[str, Any] | None:
+def find_app(device: DeviceState, app_name: JSONValue) -> AppStatus | None:
     """The installed app ``app_name`` names (exact name first, then case/space-insensitive)."""
-    apps: dict[str, dict[str, Any]] = device["app_statuses"]
+    apps = device["app_statuses"]
     if not isinstance(app_name, str):
         return None
     if app_name in apps:
@@ -155,13 +153,13 @@ def find_app(device: dict[str, Any], app_name: Any) -> dict[str, Any] | None:
 # --- changing the phone -----------------------------------------------------------------
 
 
-def _no_network(device: dict[str, Any]) -> None:
+def _no_network(device: DeviceState) -> None:
     device["network_connection_status"] = "no_service"
     device["network_technology_connected"] = "none"
     device["network_signal_strength"] = "none"
 
 
-def simulate_network_search(user_db: UserDB) -> None:
+def simulate_network_search(user_db: TelecomUserDB) -> None:
     """Re-attach to the cellular network after a change.
 
     An active SIM connects with the technology its network-mode preference allows (the
@@ -190,13 +188,13 @@ def simulate_network_search(user_db: UserDB) -> None:
         _no_network(device)
 
 
-def _forget_wifi_network(device: dict[str, Any]) -> None:
+def _forget_wifi_network(device: DeviceState) -> None:
     device["wifi_connected"] = False
     device["wifi_ssid"] = None
     device["wifi_signal_strength"] = "none"
 
 
-def toggle_airplane_mode(user_db: UserDB) -> bool:
+def toggle_airplane_mode(user_db: TelecomUserDB) -> bool:
     """Flip airplane mode (turning it on drops Wi-Fi and the VPN), then search; the new state."""
     device = user_db["device"]
     was_on = device["airplane_mode"]
@@ -213,27 +211,27 @@ def toggle_airplane_mode(user_db: UserDB) -> bool:
     return bool(device["airplane_mode"])
 
 
-def toggle_data(user_db: UserDB) -> bool:
+def toggle_data(user_db: TelecomUserDB) -> bool:
     device = user_db["device"]
     device["data_enabled"] = not device["data_enabled"]
     simulate_network_search(user_db)
     return bool(device["data_enabled"])
 
 
-def toggle_roaming(user_db: UserDB) -> bool:
+def toggle_roaming(user_db: TelecomUserDB) -> bool:
     device = user_db["device"]
     device["roaming_enabled"] = not device["roaming_enabled"]
     simulate_network_search(user_db)
     return bool(device["roaming_enabled"])
 
 
-def toggle_data_saver_mode(user_db: UserDB) -> bool:
+def toggle_data_saver_mode(user_db: TelecomUserDB) -> bool:
     device = user_db["device"]
     device["data_saver_mode"] = not device["data_saver_mode"]
     return bool(device["data_saver_mode"])
 
 
-def toggle_wifi(user_db: UserDB) -> bool | None:
+def toggle_wifi(user_db: TelecomUserDB) -> bool | None:
     """Flip the Wi-Fi radio; None (nothing changed) while airplane mode is on."""
     device = user_db["device"]
     if device["airplane_mode"]:
@@ -244,23 +242,23 @@ def toggle_wifi(user_db: UserDB) -> bool | None:
     return bool(device["wifi_enabled"])
 
 
-def toggle_wifi_calling(user_db: UserDB) -> bool:
+def toggle_wifi_calling(user_db: TelecomUserDB) -> bool:
     device = user_db["device"]
     device["wifi_calling_enabled"] = not device["wifi_calling_enabled"]
     return bool(device["wifi_calling_enabled"])
 
 
-def connect_vpn(user_db: UserDB) -> bool | None:
+def connect_vpn(user_db: TelecomUserDB) -> bool | None:
     """Connect the VPN with the default server; None when it was already connected."""
     device = user_db["device"]
     if device["vpn_connected"]:
         return None
     device["vpn_connected"] = True
-    device["vpn_details"] = dict(DEFAULT_VPN)
+    device["vpn_details"] = DEFAULT_VPN.copy()  # a plain shallow copy, like dict()
     return True
 
 
-def disconnect_vpn(user_db: UserDB) -> bool:
+def disconnect_vpn(user_db: TelecomUserDB) -> bool:
     """Drop the VPN connection; False when none was connected."""
     device = user_db["device"]
     if not device["vpn_connected"]:
@@ -270,7 +268,7 @@ def disconnect_vpn(user_db: UserDB) -> bool:
     return True
 
 
-def reboot(user_db: UserDB) -> list[str]:
+def reboot(user_db: TelecomUserDB) -> list[str]:
     """Restart the phone: apply a pending APN reset, then search again; the progress lines."""
     device = user_db["device"]
     lines = []

@@ -12,20 +12,21 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import Any
 
 from pytest_tau2.domains.tau2_telecom import device as phone
 from pytest_tau2.domains.tau2_telecom import lookup
 from pytest_tau2.domains.tau2_telecom.db import TODAY
 from pytest_tau2.domains.tau2_telecom.predicates import AGENT_PREDICATES, USER_PREDICATES
+from pytest_tau2.domains.tau2_telecom.records import TelecomDB, TelecomUserDB
 from pytest_tau2.domains.tau2_telecom.sync import sync_state
 from pytest_tau2.domains.tau2_telecom.tools import AGENT_TOOL_CLASSES
 from pytest_tau2.domains.tau2_telecom.user_tools import USER_TOOL_CLASSES
+from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.environment.tools import Tool
 from pytest_tau2.errors import ToolError
 
-Function = Callable[..., Any]
-DB = dict[str, Any]
+Function = Callable[..., object]
+"""A function a task record may name: its side's DB first, then the record's keyword arguments."""
 
 
 class UnknownFunctionError(ToolError, KeyError):
@@ -38,14 +39,14 @@ class UnknownFunctionError(ToolError, KeyError):
 # --- carrier side -----------------------------------------------------------------------
 
 
-def set_data_usage(db: DB, customer_id: str, line_id: str, data_used_gb: float) -> str:
+def set_data_usage(db: TelecomDB, customer_id: str, line_id: str, data_used_gb: float) -> str:
     """Set how much data the line used this cycle (stored as given, like upstream)."""
     lookup.target_line(db, customer_id, line_id)["data_used_gb"] = data_used_gb
     return f"Data usage set to {data_used_gb} GB for line {line_id}"
 
 
 def suspend_line_for_overdue_bill(
-    db: DB, customer_id: str, line_id: str, new_bill_id: str, contract_ended: bool
+    db: TelecomDB, customer_id: str, line_id: str, new_bill_id: str, contract_ended: bool
 ) -> str:
     """Give the customer an Overdue bill for last month (the plan's monthly price) and suspend the line.
 
@@ -91,27 +92,27 @@ def suspend_line_for_overdue_bill(
     return f"Line {line_id} suspended for unpaid bill {new_bill_id}. Contract ended: {contract_ended}"
 
 
-def get_available_plan_ids(db: DB) -> list[str]:
+def get_available_plan_ids(db: TelecomDB) -> list[str]:
     return [plan["plan_id"] for plan in db["plans"]]
 
 
 # --- phone side -------------------------------------------------------------------------
 
 
-def set_user_info(user_db: DB, name: str, phone_number: str) -> None:
+def set_user_info(user_db: TelecomUserDB, name: str, phone_number: str) -> None:
     """Who holds the phone; from now on sync ties the phone to the line with this number."""
     user_db["surroundings"]["name"] = name
     user_db["surroundings"]["phone_number"] = phone_number
 
 
-def set_user_location(user_db: DB, abroad: bool) -> None:
+def set_user_location(user_db: TelecomUserDB, abroad: bool) -> None:
     user_db["surroundings"]["is_abroad"] = abroad
 
 
-def _turn(name: str, toggle: Callable[[DB], Any], wanted: bool, done: str) -> Function:
+def _turn(name: str, toggle: Callable[[TelecomUserDB], bool | None], wanted: bool, done: str) -> Function:
     """A set-up function that toggles until the setting is ``wanted`` (upstream's turn_* functions)."""
 
-    def turn(user_db: DB) -> str:
+    def turn(user_db: TelecomUserDB) -> str:
         if toggle(user_db) != wanted:
             toggle(user_db)
         return done
@@ -133,19 +134,19 @@ turn_data_saver_mode_off = _turn(
 )
 
 
-def turn_data_on(user_db: DB) -> str:
+def turn_data_on(user_db: TelecomUserDB) -> str:
     """Switch mobile data on without a network search (as upstream)."""
     user_db["device"]["data_enabled"] = True
     return "Data connection restored."
 
 
-def unseat_sim_card(user_db: DB) -> str:
+def unseat_sim_card(user_db: TelecomUserDB) -> str:
     user_db["device"]["sim_card_missing"] = True
     phone.simulate_network_search(user_db)
     return "SIM card un-seated successfully."
 
 
-def lock_sim_card(user_db: DB, mode: str) -> str:
+def lock_sim_card(user_db: TelecomUserDB, mode: str) -> str:
     """Lock the SIM with a PIN (``mode="pin"``) or PUK (``"puk"``): no tool can fix that."""
     if mode in ("pin", "puk"):
         user_db["device"]["sim_card_status"] = f"locked_{mode}"
@@ -153,18 +154,18 @@ def lock_sim_card(user_db: DB, mode: str) -> str:
     return f"SIM card locked successfully in {mode} mode."
 
 
-def break_apn_settings(user_db: DB) -> str:
+def break_apn_settings(user_db: TelecomUserDB) -> str:
     user_db["device"]["active_apn_settings"]["apn_name"] = "broken"
     phone.simulate_network_search(user_db)
     return "APN settings broken. Please call reset_apn_settings() to fix."
 
 
-def break_apn_mms_setting(user_db: DB) -> str:
+def break_apn_mms_setting(user_db: TelecomUserDB) -> str:
     user_db["device"]["active_apn_settings"]["mmsc_url"] = None
     return "APN MMS setting broken. Please call reset_apn_settings() to fix."
 
 
-def break_vpn(user_db: DB) -> str:
+def break_vpn(user_db: TelecomUserDB) -> str:
     """Connect the VPN (if it is not) and make its server slow."""
     phone.connect_vpn(user_db)
     details = user_db["device"]["vpn_details"]
@@ -174,7 +175,7 @@ def break_vpn(user_db: DB) -> str:
     return "VPN connection broken."
 
 
-def remove_app_permission(user_db: DB, app_name: str, permission: str) -> tuple[bool, str]:
+def remove_app_permission(user_db: TelecomUserDB, app_name: str, permission: str) -> tuple[bool, str]:
     app = phone.find_app(user_db["device"], app_name)
     permission = permission.lower()
     if app is None:
@@ -185,7 +186,7 @@ def remove_app_permission(user_db: DB, app_name: str, permission: str) -> tuple[
     return True, f"Permission '{permission}' removed from app '{app_name}'."
 
 
-def set_wifi_calling(user_db: DB, enabled: bool, mms_over_wifi: bool | None = None) -> str:
+def set_wifi_calling(user_db: TelecomUserDB, enabled: bool, mms_over_wifi: bool | None = None) -> str:
     device = user_db["device"]
     if device["wifi_calling_enabled"] != enabled:
         phone.toggle_wifi_calling(user_db)
@@ -196,7 +197,7 @@ def set_wifi_calling(user_db: DB, enabled: bool, mms_over_wifi: bool | None = No
     return text
 
 
-def simulate_network_search(user_db: DB) -> None:
+def simulate_network_search(user_db: TelecomUserDB) -> None:
     phone.simulate_network_search(user_db)
 
 
@@ -204,7 +205,7 @@ def simulate_network_search(user_db: DB) -> None:
 
 
 def _tool_function(cls: type[Tool]) -> Function:
-    def call(db: DB, **arguments: Any) -> Any:
+    def call(db: TelecomDB | TelecomUserDB, **arguments: JSONValue) -> object:
         return cls({"db": db}).run(**arguments)
 
     call.__name__ = cls.name
@@ -253,8 +254,12 @@ SIDES = {"assistant": "assistant", "agent": "assistant", "user": "user"}
 
 
 def run_function(
-    agent_db: DB, user_db: DB, env_type: str, func_name: str, arguments: dict[str, Any] | None = None
-) -> Any:
+    agent_db: TelecomDB,
+    user_db: TelecomUserDB,
+    env_type: JSONValue,
+    func_name: str,
+    arguments: JSONObject | None = None,
+) -> object:
     """Run the function ``func_name`` of side ``env_type`` with ``arguments``, then sync.
 
     ``env_type`` is ``"assistant"`` (or ``"agent"``) for the carrier DB, ``"user"`` for the

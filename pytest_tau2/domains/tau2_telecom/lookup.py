@@ -8,15 +8,19 @@ id as the caller spelled it.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TypeVar, cast
 
+from pytest_tau2.domains.tau2_telecom.records import Bill, Customer, Device, Line, Plan, TelecomDB
 from pytest_tau2.environment.ids import find_key, id_key
+from pytest_tau2.environment.jsontypes import JSONValue
 from pytest_tau2.errors import ToolError
 
-Record = dict[str, Any]
+_R = TypeVar("_R", bound=Mapping[str, object])
 
 
-def _find(records: list[Record], field: str, wanted: Any) -> Record | None:
+def _find(records: list[_R], field: str, wanted: JSONValue) -> _R | None:
+    """The record whose ``field`` (an id, always a str) ``wanted`` names, exact spelling first."""
     if not isinstance(wanted, str):
         return None
     for record in records:
@@ -26,54 +30,54 @@ def _find(records: list[Record], field: str, wanted: Any) -> Record | None:
     if not target:
         return None
     for record in records:
-        if id_key(record[field]) == target:
+        if id_key(cast(str, record[field])) == target:
             return record
     return None
 
 
-def find_customer(db: Record, customer_id: str) -> Record:
+def find_customer(db: TelecomDB, customer_id: JSONValue) -> Customer:
     customer = _find(db["customers"], "customer_id", customer_id)
     if customer is None:
         raise ToolError(f"Customer with ID {customer_id} not found")
     return customer
 
 
-def find_line(db: Record, line_id: str) -> Record:
+def find_line(db: TelecomDB, line_id: JSONValue) -> Line:
     line = _find(db["lines"], "line_id", line_id)
     if line is None:
         raise ToolError(f"Line with ID {line_id} not found")
     return line
 
 
-def find_plan(db: Record, plan_id: str) -> Record:
+def find_plan(db: TelecomDB, plan_id: JSONValue) -> Plan:
     plan = _find(db["plans"], "plan_id", plan_id)
     if plan is None:
         raise ToolError(f"Plan with ID {plan_id} not found")
     return plan
 
 
-def find_device(db: Record, device_id: str) -> Record:
+def find_device(db: TelecomDB, device_id: JSONValue) -> Device:
     device = _find(db["devices"], "device_id", device_id)
     if device is None:
         raise ToolError(f"Device with ID {device_id} not found")
     return device
 
 
-def find_bill(db: Record, bill_id: str) -> Record:
+def find_bill(db: TelecomDB, bill_id: JSONValue) -> Bill:
     bill = _find(db["bills"], "bill_id", bill_id)
     if bill is None:
         raise ToolError(f"Bill with ID {bill_id} not found")
     return bill
 
 
-def stored_id(ids: list[str], wanted: Any) -> str | None:
+def stored_id(ids: list[str], wanted: JSONValue) -> str | None:
     """The spelling in ``ids`` of the id ``wanted`` names, or None."""
     if not isinstance(wanted, str):
         return None
     return find_key(dict.fromkeys(ids), wanted)
 
 
-def target_line(db: Record, customer_id: str, line_id: str) -> Record:
+def target_line(db: TelecomDB, customer_id: JSONValue, line_id: JSONValue) -> Line:
     """The line ``line_id`` of customer ``customer_id`` (it must be one of the customer's lines)."""
     customer = find_customer(db, customer_id)
     stored = stored_id(customer["line_ids"], line_id)
@@ -82,25 +86,23 @@ def target_line(db: Record, customer_id: str, line_id: str) -> Record:
     return find_line(db, stored)
 
 
-def phone_digits(phone_number: Any) -> str:
+def phone_digits(phone_number: object) -> str:
     return "".join(ch for ch in str(phone_number) if ch.isdigit())
 
 
-def line_by_phone(db: Record, phone_number: str) -> Record:
+def line_by_phone(db: TelecomDB, phone_number: str) -> Line:
     wanted = phone_digits(phone_number)
-    line: Record
     for line in db["lines"]:
         if wanted and phone_digits(line["phone_number"]) == wanted:
             return line
     raise ToolError(f"Line with phone number {phone_number} not found")
 
 
-def customer_by_phone(db: Record, phone_number: str) -> Record:
+def customer_by_phone(db: TelecomDB, phone_number: str) -> Customer:
     """The first customer whose contact number, or one of whose lines' numbers, matches."""
     wanted = phone_digits(phone_number)
     if wanted:
-        lines: dict[str, Record] = {line["line_id"]: line for line in db["lines"]}
-        customer: Record
+        lines = {line["line_id"]: line for line in db["lines"]}
         for customer in db["customers"]:
             if phone_digits(customer["phone_number"]) == wanted:
                 return customer
@@ -111,6 +113,6 @@ def customer_by_phone(db: Record, phone_number: str) -> Record:
     raise ToolError(f"Customer with phone number {phone_number} not found")
 
 
-def bills_awaiting_payment(db: Record, customer: Record) -> list[Record]:
+def bills_awaiting_payment(db: TelecomDB, customer: Customer) -> list[Bill]:
     """The customer's bills in status "Awaiting Payment", in the order of ``bill_ids``."""
     return [bill for bill in (find_bill(db, b) for b in customer["bill_ids"]) if bill["status"] == "Awaiting Payment"]

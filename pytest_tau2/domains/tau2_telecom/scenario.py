@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar, cast
 
 from pytest_tau2.domains.tau2_common.base import Tau2BaseScenario
 from pytest_tau2.domains.tau2_common.tasks import cached_db, read_text
@@ -17,6 +17,8 @@ from pytest_tau2.domains.tau2_telecom import (
     run_function,
     sync_state,
 )
+from pytest_tau2.domains.tau2_telecom.records import TelecomDB, TelecomUserDB
+from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.scenario.model import SuccessSignal
 
 
@@ -42,23 +44,29 @@ class Tau2TelecomBaseScenario(Tau2BaseScenario):
             signals.insert(1, SuccessSignal.NL_ASSERTION)
         return tuple(signals)
 
-    def setup_shared_state(self, state: dict[str, Any], side: str) -> None:
+    def setup_shared_state(self, state: dict[str, object], side: str) -> None:
         state["db_path"] = "tau2/domains/telecom/" + ("db.toml" if side == "agent" else "user_db.toml")
 
-    def read_db(self, path: Path, side: str) -> Any:
-        return cached_db(path, read_db if side == "agent" else read_user_db)
+    def read_db(self, path: Path, side: str) -> TelecomDB | TelecomUserDB:
+        if side == "agent":
+            return cached_db(path, read_db)
+        return cached_db(path, read_user_db)
 
-    def sync_state(self, agent_state: dict[str, Any], user_state: dict[str, Any] | None) -> None:
+    # The states are the runner's: "db" holds what read_db gave for that side (a fresh_db copy).
+    def sync_state(self, agent_state: Mapping[str, object], user_state: Mapping[str, object] | None) -> None:
         if user_state is not None:
-            sync_state(agent_state["db"], user_state["db"])
+            sync_state(cast(TelecomDB, agent_state["db"]), cast(TelecomUserDB, user_state["db"]))
 
-    def run_initialization_action(self, action: Mapping[str, Any], states: Mapping[str, dict[str, Any]]) -> Any:
+    def run_initialization_action(
+        self, action: Mapping[str, object], states: Mapping[str, Mapping[str, object]]
+    ) -> object:
+        # ``action`` is an initialization record of the task: {"env_type", "func_name", "arguments"}.
         return run_function(
-            states["agent"]["db"],
-            states["user"]["db"],
-            action.get("env_type", "assistant"),
-            action["func_name"],
-            dict(action.get("arguments") or {}),
+            cast(TelecomDB, states["agent"]["db"]),
+            cast(TelecomUserDB, states["user"]["db"]),
+            cast(JSONValue, action.get("env_type", "assistant")),
+            cast(str, action["func_name"]),
+            dict(cast(JSONObject, action.get("arguments") or {})),
         )
 
     def policy_text(self) -> str:

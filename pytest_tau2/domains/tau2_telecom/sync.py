@@ -18,12 +18,11 @@ signal back after a user action that searches (reboot, airplane mode off, ...).
 
 from __future__ import annotations
 
-from typing import Any
-
 from pytest_tau2.domains.tau2_telecom import lookup
+from pytest_tau2.domains.tau2_telecom.records import TelecomDB, TelecomUserDB
 
 
-def sync_state(agent_db: dict[str, Any], user_db: dict[str, Any]) -> None:
+def sync_state(agent_db: TelecomDB, user_db: TelecomUserDB) -> None:
     """Bring ``user_db["surroundings"]`` (and a paid bill in ``agent_db``) up to date, in place."""
     where = user_db["surroundings"]
     phone_number = where["phone_number"]

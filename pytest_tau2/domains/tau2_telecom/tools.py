@@ -16,18 +16,22 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, TypeVar
 
 from pytest_tau2.domains.tau2_common.tools import Tau2Tool, TransferMixin, no_attribute
 from pytest_tau2.domains.tau2_telecom import lookup
 from pytest_tau2.domains.tau2_telecom.db import TODAY
+from pytest_tau2.domains.tau2_telecom.records import Bill, Customer, TelecomDB
 from pytest_tau2.environment.ids import id_key
+from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.errors import ToolError
 
 NAMESPACE = "tau2_telecom"
+_T = TypeVar("_T")
 
 
-def params(*required: str, **properties: tuple[str, str]) -> dict[str, Any]:
+def params(*required: str, **properties: tuple[str, str]) -> JSONObject:
     """A JSON Schema for keyword arguments: ``name=(json type, description)``."""
     return {
         "type": "object",
@@ -41,7 +45,7 @@ CUSTOMER_ID = ("string", "The customer's id, e.g. C1001.")
 LINE_ID = ("string", "The line's id, e.g. L1001.")
 
 
-def plain(value: Any) -> Any:
+def plain(value: _T) -> _T | str:
     """A bare number or bool as upstream's serialiser shows it inside a plain dict: a string."""
     return str(value) if isinstance(value, bool | int | float) else value
 
@@ -52,6 +56,11 @@ class TelecomTool(Tau2Tool):
     abstract = True
     namespace = NAMESPACE
 
+    if TYPE_CHECKING:  # the state's DB is read_db's (a fresh_db copy of it); no runtime cost
+
+        @property
+        def db(self) -> TelecomDB: ...
+
 
 class GetCustomerByPhoneTool(TelecomTool):
     name = "get_customer_by_phone"
@@ -60,7 +69,7 @@ class GetCustomerByPhoneTool(TelecomTool):
     )
     parameters = params("phone_number", phone_number=("string", "The phone number, e.g. 555-123-2002."))
 
-    def run(self, phone_number: Any) -> dict[str, Any]:
+    def run(self, phone_number: JSONValue) -> Customer:
         if not isinstance(phone_number, str):  # upstream compares it to the stored strings: no match
             raise ToolError(f"Customer with phone number {phone_number} not found")
         return lookup.customer_by_phone(self.db, phone_number)
@@ -71,7 +80,7 @@ class GetCustomerByIdTool(TelecomTool):
     description = "Get a customer's record by customer id."
     parameters = params("customer_id", customer_id=CUSTOMER_ID)
 
-    def run(self, customer_id: str) -> dict[str, Any]:
+    def run(self, customer_id: str) -> Customer:
         return lookup.find_customer(self.db, customer_id)
 
 
@@ -88,7 +97,7 @@ class GetCustomerByNameTool(TelecomTool):
         dob=("string", "Date of birth, YYYY-MM-DD."),
     )
 
-    def run(self, full_name: Any, dob: Any) -> list[dict[str, Any]]:
+    def run(self, full_name: JSONValue, dob: JSONValue) -> list[Customer]:
         # Upstream lower-cases the name (a non-string refuses the call) and compares the date of
         # birth as given (a non-string matches no one: the list is empty).
         if not isinstance(full_name, str):
@@ -108,7 +117,7 @@ class GetDetailsByIdTool(TelecomTool):
     )
     parameters = params("id", id=("string", "The id, e.g. L1002, B1003, D1001, C1001 or P1002."))
 
-    def run(self, id: Any) -> dict[str, Any]:
+    def run(self, id: JSONValue) -> Mapping[str, object]:
         if not isinstance(id, str):  # upstream reads the kind with str.startswith
             raise no_attribute(id, "startswith")
         finders = {
@@ -138,7 +147,7 @@ class SuspendLineTool(TelecomTool):
     action_name = "suspend_line"
     mutates_state = True
 
-    def run(self, customer_id: str, line_id: str, reason: Any) -> dict[str, Any]:
+    def run(self, customer_id: str, line_id: str, reason: JSONValue) -> dict[str, object]:
         # ``reason`` only goes into upstream's log line, so any JSON value is accepted.
         line = lookup.target_line(self.db, customer_id, line_id)
         if line["status"] != "Active":
@@ -155,7 +164,7 @@ class ResumeLineTool(TelecomTool):
     action_name = "resume_line"
     mutates_state = True
 
-    def run(self, customer_id: str, line_id: str) -> dict[str, Any]:
+    def run(self, customer_id: str, line_id: str) -> dict[str, object]:
         line = lookup.target_line(self.db, customer_id, line_id)
         if line["status"] not in ("Suspended", "Pending Activation"):
             raise ToolError("Line must be suspended to resume")
@@ -173,7 +182,7 @@ class GetBillsForCustomerTool(TelecomTool):
         limit=("integer", "How many bills to return at most (default 12)."),
     )
 
-    def run(self, customer_id: str, limit: Any = 12) -> list[dict[str, Any]]:
+    def run(self, customer_id: str, limit: JSONValue = 12) -> list[Bill]:
         customer = lookup.find_customer(self.db, customer_id)
         bills = [lookup.find_bill(self.db, bill_id) for bill_id in customer["bill_ids"]]
         newest_first = sorted(bills, key=lambda bill: bill["issue_date"], reverse=True)
@@ -225,7 +234,7 @@ class GetDataUsageTool(TelecomTool):
     )
     parameters = params("customer_id", "line_id", customer_id=CUSTOMER_ID, line_id=LINE_ID)
 
-    def run(self, customer_id: str, line_id: str) -> dict[str, Any]:
+    def run(self, customer_id: str, line_id: str) -> dict[str, object]:
         line = lookup.target_line(self.db, customer_id, line_id)
         plan = lookup.find_plan(self.db, line["plan_id"])
         return {
@@ -271,7 +280,7 @@ class TransferToHumanAgentsTool(TransferMixin, TelecomTool):
     """Hand over to a human agent; no DB effect, ends the conversation."""
 
 
-def draft_bill_for(db: dict[str, Any], customer: dict[str, Any]) -> dict[str, Any]:
+def draft_bill_for(db: TelecomDB, customer: Customer) -> Bill:
     """The customer's first Draft bill, created for next month when there is none.
 
     Upstream names a created bill ``B`` + 8 random hex digits. Here the 8 hex digits come from
@@ -323,7 +332,7 @@ class RefuelDataTool(TelecomTool):
     action_name = "refuel_data"
     mutates_state = True
 
-    def run(self, customer_id: str, line_id: str, gb_amount: Any) -> dict[str, Any]:
+    def run(self, customer_id: str, line_id: str, gb_amount: JSONValue) -> dict[str, object]:
         # ``gb_amount`` is compared, multiplied and added as given, as upstream does: true counts
         # as 1 (and is shown as "True"), false is not positive, a string or null refuses the call.
         line = lookup.target_line(self.db, customer_id, line_id)

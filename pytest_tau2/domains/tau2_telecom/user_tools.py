@@ -10,13 +10,14 @@ The second half of the tools (Wi-Fi calling, VPN, apps, MMS, reboot, payment) li
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
 from pytest_tau2.domains.tau2_common.tools import upstream_model
 from pytest_tau2.domains.tau2_telecom import device as phone
 from pytest_tau2.domains.tau2_telecom.db import APN_SETTINGS, DEFAULT_MMSC_URL, NETWORK_MODES, build_record
+from pytest_tau2.domains.tau2_telecom.records import APNSettings as APNRecord
 from pytest_tau2.domains.tau2_telecom.tools import params
 from pytest_tau2.domains.tau2_telecom.user_base import (
     USER_NAMESPACE,
@@ -40,6 +41,7 @@ from pytest_tau2.domains.tau2_telecom.user_tools_apps import (
     RebootDeviceTool,
     ToggleWifiCallingTool,
 )
+from pytest_tau2.environment.jsontypes import JSONObject
 
 __all__ = ["USER_ACTION_NAME_TO_TOOL", "USER_NAMESPACE", "USER_TOOL_CLASSES", "TelecomUserTool"]
 
@@ -233,10 +235,11 @@ class SetApnSettingsTool(TelecomUserTool):
         ),
     )
 
-    def run(self, apn_settings: dict[str, Any]) -> str:
+    def run(self, apn_settings: JSONObject) -> str:
         # Upstream builds its APN model from the object (the JSON Schema check keeps out a
         # non-object, which upstream would store before failing); the record keeps our field order.
-        settings = build_record(APN_SETTINGS, upstream_model(APNSettings, apn_settings), "apn_settings")
+        model = upstream_model(APNSettings, apn_settings)
+        settings = cast(APNRecord, build_record(APN_SETTINGS, model, "apn_settings"))
         self.device["active_apn_settings"] = settings
         phone.simulate_network_search(self.db)
         return self.bar(f"APN settings set to: {settings['apn_name']}")

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pytest_tau2.domains.tau2_common.tools import no_attribute
 from pytest_tau2.domains.tau2_telecom import device as phone
 from pytest_tau2.domains.tau2_telecom.db import PERMISSIONS
+from pytest_tau2.domains.tau2_telecom.records import AppStatus, DeviceState, VPNDetails
 from pytest_tau2.domains.tau2_telecom.tools import params
 from pytest_tau2.domains.tau2_telecom.user_base import TelecomUserTool, on_off, write_tool
+from pytest_tau2.environment.jsontypes import JSONValue
 from pytest_tau2.errors import ToolError
 
 APP_NAME = ("string", "The app's name, e.g. messaging.")
 
 
-def named_app(device: dict[str, Any], app_name: Any) -> dict[str, Any] | None:
+def named_app(device: DeviceState, app_name: JSONValue) -> AppStatus | None:
     """The app ``app_name`` names, taken as upstream takes it: upstream looks the name up in a
     dict as given, so another JSON scalar finds no app and a list or an object refuses the call."""
     if isinstance(app_name, list | dict):
@@ -39,7 +39,7 @@ class ToggleWifiCallingTool(TelecomUserTool):
         return self.bar(f"Wi-Fi Calling is now {on_off(phone.toggle_wifi_calling(self.db))}.")
 
 
-def vpn_details_text(details: dict[str, Any]) -> str:
+def vpn_details_text(details: VPNDetails) -> str:
     """The VPN details as upstream prints them (a Python dict repr with the performance enum)."""
     level = details["server_performance"]
     return (
@@ -98,7 +98,7 @@ class CheckAppStatusTool(TelecomUserTool):
     parameters = params("app_name", app_name=APP_NAME)
     check_argument_types = False  # upstream: a name of another type finds no app
 
-    def run(self, app_name: Any) -> str:
+    def run(self, app_name: JSONValue) -> str:
         app = named_app(self.device, app_name)
         if app is None:
             return f"App '{app_name}' not found on this phone."
@@ -118,7 +118,7 @@ class CheckAppPermissionsTool(TelecomUserTool):
     parameters = params("app_name", app_name=APP_NAME)
     check_argument_types = False  # upstream: a name of another type finds no app
 
-    def run(self, app_name: Any) -> str:
+    def run(self, app_name: JSONValue) -> str:
         app = named_app(self.device, app_name)
         if app is None:
             return f"App '{app_name}' not found on this phone."
@@ -140,7 +140,7 @@ class GrantAppPermissionTool(TelecomUserTool):
     )
     check_argument_types = False  # upstream: a name of another type finds no app; a non-text permission refuses
 
-    def run(self, app_name: Any, permission: Any) -> str:
+    def run(self, app_name: JSONValue, permission: JSONValue) -> str:
         app = named_app(self.device, app_name)
         if not isinstance(permission, str):
             raise no_attribute(permission, "lower")
