@@ -4,7 +4,9 @@ pytest only in the adapter.
 The import graph is read from the source with :mod:`ast`: every ``import``/``from ... import``
 anywhere in a module (function-level imports included, since they still bind the two modules
 together), except those under ``if TYPE_CHECKING:``. Importing ``a.b.c`` also runs the
-``__init__`` of ``a.b``, so that edge is counted too.
+``__init__`` of ``a.b``, so that edge is counted too. A second graph counts the
+``TYPE_CHECKING`` imports as well: a circle closed only for the type checker still ties the
+modules' designs together, and the packages listed in :data:`NO_CYCLES_EVEN_FOR_TYPES` have none.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ PYTEST_ADAPTER = {
     "pytest_tau2.worker_queue",
 }
 MAX_LINES = 500
+NO_CYCLES_EVEN_FOR_TYPES = ("pytest_tau2.llm",)
+"""Packages whose modules form no import circle even counting ``if TYPE_CHECKING:`` imports."""
 
 
 def _module_name(path: Path) -> str:
@@ -38,12 +42,13 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _imports(tree: ast.AST, module: str, is_package: bool) -> set[str]:
+def _imports(tree: ast.AST, module: str, is_package: bool, *, type_checking: bool = False) -> set[str]:
+    """What ``module`` imports; ``type_checking``: also under ``if TYPE_CHECKING:``."""
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child):
+            if isinstance(child, ast.If) and _is_type_checking(child) and not type_checking:
                 for sub in child.orelse:
                     visit(sub)
                 continue
@@ -64,11 +69,12 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> set[str]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(*, type_checking: bool = False) -> dict[str, set[str]]:
     modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        targets = _imports(ast.parse(path.read_text("utf-8")), name, path.name == "__init__.py")
+        tree = ast.parse(path.read_text("utf-8"))
+        targets = _imports(tree, name, path.name == "__init__.py", type_checking=type_checking)
         edges: set[str] = set()
         for target in targets:
             parts = target.split(".")
@@ -120,6 +126,23 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_no_import_cycles() -> None:
     found = cycles(import_graph())
     assert not found, "import cycles inside pytest_tau2:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+@pytest.mark.parametrize("package", NO_CYCLES_EVEN_FOR_TYPES)
+def test_no_import_cycles_counting_type_checking(package: str) -> None:
+    inside = {name for name in import_graph() if name == package or name.startswith(package + ".")}
+    graph = {name: edges & inside for name, edges in import_graph(type_checking=True).items() if name in inside}
+    found = cycles(graph)
+    assert not found, f"import cycles inside {package}, counting TYPE_CHECKING imports:\n" + "\n".join(
+        " <-> ".join(c) for c in found
+    )
+
+
+def test_type_checking_imports_are_counted_only_when_asked() -> None:
+    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pytest_tau2.llm.client import X\n"
+    tree = ast.parse(source)
+    assert "pytest_tau2.llm.client" not in _imports(tree, "pytest_tau2.llm.usage", False)
+    assert "pytest_tau2.llm.client" in _imports(tree, "pytest_tau2.llm.usage", False, type_checking=True)
 
 
 def test_cycle_finder_sees_a_cycle() -> None:
