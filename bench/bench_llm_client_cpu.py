@@ -40,7 +40,7 @@ CLIENT = """
 import asyncio, json, os, sys, time
 sys.path.insert(0, sys.argv[1])
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-from pytest_tau2.llm.client import ModelConfig, RetryPolicy, aclose, acomplete, preload
+from pytest_tau2.llm import ModelConfig, RetryPolicy, aclose, acomplete, preload  # also in a --baseline tree
 base, calls, transport = sys.argv[2], int(sys.argv[3]), sys.argv[4]
 if transport != "auto":
     preload()  # the litellm path imports it before the first call (the plugin does at session start)

@@ -186,7 +186,8 @@ def profile(calls: int = 200) -> dict[str, Any]:
         "rss_after_plugin_import_mb": round(float(base.stdout.strip()), 1),
     }
 
-    from pytest_tau2.llm.client import ModelConfig, RetryPolicy, aclose, acomplete, preload
+    from pytest_tau2.llm.client import aclose, acomplete, preload
+    from pytest_tau2.llm.config import ModelConfig, RetryPolicy
     from tests.support.fake_openai import text
 
     preload()

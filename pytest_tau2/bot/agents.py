@@ -59,7 +59,7 @@ def litellm_factory(
     """An LLM agent through litellm. Raises :class:`AgentUnavailable` now, not per session."""
     try:
         from pytest_tau2.conversation.llm_participants import LiteLLMAgent
-        from pytest_tau2.llm.client import ModelConfig, RetryPolicy
+        from pytest_tau2.llm.config import ModelConfig, RetryPolicy
         from pytest_tau2.llm.usage import UsageMeter
     except ImportError as exc:
         raise AgentUnavailable(

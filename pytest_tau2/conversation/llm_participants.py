@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_tau2.conversation.protocol import Reply, ToolCall
-from pytest_tau2.llm.client import ModelConfig, RetryPolicy, acomplete
+from pytest_tau2.llm.client import acomplete
+from pytest_tau2.llm.config import ModelConfig, RetryPolicy
 from pytest_tau2.llm.usage import UsageMeter
 
 if TYPE_CHECKING:

@@ -6,16 +6,8 @@ to :func:`acomplete`.
 
 from __future__ import annotations
 
-from pytest_tau2.llm.client import (
-    Completion,
-    ModelConfig,
-    RetryPolicy,
-    ToolCallRequest,
-    aclose,
-    acomplete,
-    preload,
-    redact,
-)
+from pytest_tau2.llm.client import Completion, ToolCallRequest, aclose, acomplete, preload, redact
+from pytest_tau2.llm.config import ModelConfig, RetryPolicy
 from pytest_tau2.llm.usage import STANDARD_SIDES, SideUsage, UsageMeter
 
 __all__ = [

@@ -39,7 +39,8 @@ from pytest_tau2.llm.cassette_file import (
     render_request,
     write,
 )
-from pytest_tau2.llm.client import Completion, ModelConfig, ToolCallRequest
+from pytest_tau2.llm.completion import Completion, ToolCallRequest
+from pytest_tau2.llm.config import ModelConfig
 from pytest_tau2.llm.secrets import is_secret_name
 
 __all__ = [

@@ -12,7 +12,7 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pytest_tau2.llm.client import ModelConfig, RetryPolicy
+    from pytest_tau2.llm.config import ModelConfig, RetryPolicy
 
 __all__ = [
     "GIVE_UP_AFTER",

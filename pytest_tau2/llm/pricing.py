@@ -1,8 +1,9 @@
 """What a model call cost, always by litellm's price list and litellm's pricing rules.
 
-Both call paths of :mod:`pytest_tau2.llm.client` price here. The litellm path reads the cost
-litellm already computed for the response; the OpenAI wire path (:mod:`pytest_tau2.llm.openai_wire`)
-hands litellm the reply body it received. Pricing is litellm's job in both: its rules (the served
+Both live transports price here (:mod:`pytest_tau2.llm.transport_litellm`,
+:mod:`pytest_tau2.llm.transport_wire`). The litellm path reads the cost litellm already computed
+for the response; the OpenAI wire path (:mod:`pytest_tau2.llm.openai_wire`) hands litellm the
+reply body it received. Pricing is litellm's job in both: its rules (the served
 model versus the requested one, dated snapshots priced as their family, cached prompt tokens)
 are too intricate to copy faithfully, and they keep changing with its price list.
 
@@ -27,7 +28,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_tau2.llm.client import ModelConfig
+    from pytest_tau2.llm.config import ModelConfig
 
 __all__ = ["cost_of_response", "cost_of_wire_reply", "is_priced", "maybe_priced", "price_file_entry"]
 
@@ -158,7 +159,7 @@ def _tails(name: str) -> list[str]:
 
 @lru_cache(maxsize=256)
 def _maybe_priced(names: tuple[str, ...]) -> bool:
-    # Unset counts as set: the client sets it before it imports litellm (client._litellm).
+    # Unset counts as set: the client sets it before it imports litellm (transport_litellm.import_litellm).
     if not _price_file() or os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "true").lower() != "true":
         return True  # no local list to consult, or litellm prices from its downloaded list: let it decide
     priced = _priced_names()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_tau2.llm.client import Completion
+    from pytest_tau2.llm.completion import Completion
 
 __all__ = ["STANDARD_SIDES", "SideUsage", "UsageMeter"]
 

@@ -23,7 +23,8 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from pytest_tau2.errors import InfrastructureError
-from pytest_tau2.llm.client import ModelConfig, RetryPolicy, acomplete
+from pytest_tau2.llm.client import acomplete
+from pytest_tau2.llm.config import ModelConfig, RetryPolicy
 from pytest_tau2.llm.usage import UsageMeter
 from pytest_tau2.scoring.signals import JudgeOutcome
 

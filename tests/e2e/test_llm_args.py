@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tau2.llm.client import Completion, ModelConfig, RetryPolicy, aclose, acomplete
+from pytest_tau2.llm.client import Completion, aclose, acomplete
+from pytest_tau2.llm.config import ModelConfig, RetryPolicy
 from tests.e2e.llm_scripts import (
     SECRET,
     Recorded,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_tau2.llm import Completion, ModelConfig, RetryPolicy, aclose, acomplete, client, preload
+from pytest_tau2.llm import Completion, ModelConfig, RetryPolicy, aclose, acomplete, preload, transport_litellm
 from tests.support.fake_openai import FakeOpenAIServer, text, tool_calls
 
 FAST = RetryPolicy(max_retries=0, timeout_s=10.0)
@@ -66,10 +66,10 @@ def test_lean_path_returns_what_the_logged_path_returns(server: FakeOpenAIServer
 
     lean = _calls(server, model, 2)
     assert events == []
-    saved = {name: list(getattr(litellm, name)) for name in client._CALLBACK_LISTS if hasattr(litellm, name)}
+    saved = {name: list(getattr(litellm, name)) for name in transport_litellm._CALLBACK_LISTS if hasattr(litellm, name)}
     litellm.callbacks = [Listener()]
     try:
-        assert client._without_success_logging(litellm).__class__.__name__ == "nullcontext"
+        assert transport_litellm._without_success_logging(litellm).__class__.__name__ == "nullcontext"
         logged = _calls(server, model, 2)
     finally:
         for name, value in saved.items():  # litellm copies callbacks into its other lists
@@ -86,5 +86,5 @@ def test_lean_path_is_used_when_no_callback_is_registered() -> None:
     preload()
     import litellm
 
-    assert not any(getattr(litellm, name, None) for name in client._CALLBACK_LISTS)
-    assert client._without_success_logging(litellm).__class__.__name__ != "nullcontext"
+    assert not any(getattr(litellm, name, None) for name in transport_litellm._CALLBACK_LISTS)
+    assert transport_litellm._without_success_logging(litellm).__class__.__name__ != "nullcontext"
