@@ -200,13 +200,15 @@ def test_pass_k_from_trials_when_the_block_is_absent(tmp_path: Path) -> None:
         metrics("shop__b", trial=2, passed=False, infrastructure_error="HTTP 500 from the provider"),
     ]  # fmt: skip
     run = load_run(write_folder(tmp_path, items, top={}))
-    curves, source, _ = pass_k_curves(run)
+    curves, source, notes = pass_k_curves(run)
     assert source == "computed from the trials' results"
     (curve,) = curves  # no tau2_reward in these results: one curve
     assert curve.name == "six-signal verdict"
-    # k=1: (2/3 + 2/2) / 2; k=2: (C(2,2)/C(3,2) + C(2,2)/C(2,2)) / 2; k=3: only task a, C(2,3)/C(3,3) = 0
-    assert [k for k, _ in curve.points] == [1, 2, 3]
-    assert [v for _, v in curve.points] == pytest.approx([5 / 6, 2 / 3, 0.0])
+    # k=1: (2/3 + 2/2) / 2; k=2: (C(2,2)/C(3,2) + C(2,2)/C(2,2)) / 2; k=3: not reported, task b has only
+    # 2 valid trials (report/pass_k.py's rule, the one all_metrics.json's block and the summary follow)
+    assert [k for k, _ in curve.points] == [1, 2]
+    assert [v for _, v in curve.points] == pytest.approx([5 / 6, 2 / 3])
+    assert notes == {"six-signal verdict, infrastructure errors": 1, "six-signal verdict, short tasks": 1}
 
 
 def test_a_malformed_metrics_file_names_the_file_and_the_field(tmp_path: Path) -> None:

@@ -5,20 +5,24 @@ authority: per verdict (``six_signal``, ``tau2_reward``) a ``run`` result and on
 each with ``pass_hat_k`` = {k: value or null above the tasks' valid trials}, and what was left
 out (infrastructure errors, tasks short of trials, reward components not evaluated). A block
 of another shape still gives curves: every mapping of k to a number in it becomes one, named by
-its path. Without a block, runs with several trials per scenario get curves computed here.
+its path. Without a block, runs with several trials per scenario get the run's curves computed
+by ``report/pass_k.py`` from the trials' results, with the rules that wrote the block (up to the
+smallest number of valid trials of a task, infrastructure errors and "N/A" verdicts left out):
+the page never has a pass^k of its own.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import statistics
-from collections import defaultdict
-from collections.abc import Callable
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_tau2.report.html.loader import Run, ScenarioResult
+from pytest_tau2.report.leaderboard import REWARD_TOLERANCE
+from pytest_tau2.report.pass_k import Trial, pass_k
+from pytest_tau2.run.trials import split_trial_id
 
 VERDICTS = {"six_signal": "six-signal verdict", "is_successful": "six-signal verdict", "tau2_reward": "tau2 reward"}
 CAVEATS = ("infrastructure_errors", "not_applicable", "short_tasks", "lost_tasks")
@@ -45,7 +49,9 @@ def pass_k_curves(run: Run) -> tuple[list[Curve], str, dict[str, Any]]:
             _find_curves(run.pass_k, [], curves, notes)
         return curves, "all_metrics.json", notes
     if any(r.shown_trial is not None for r in run.scenarios):
-        return _computed_curves(run.scenarios), "computed from the trials' results", {}
+        curves, notes = [], {}
+        _read_leaderboard_block(_computed_block(run), curves, notes)
+        return curves, "computed from the trials' results", notes
     return [], "", {}
 
 
@@ -122,28 +128,39 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _computed_curves(results: list[ScenarioResult]) -> list[Curve]:
-    """Per task C(c, k) / C(n, k) over its n valid trials (no infrastructure error), averaged over
-    the tasks with n >= k; for the six-signal verdict and, where present, the tau2 reward."""
-    tasks: dict[str, list[ScenarioResult]] = defaultdict(list)
-    for r in results:
-        tasks[r.scenario].append(r)
-    verdicts: tuple[tuple[str, Callable[[ScenarioResult], bool], Callable[[ScenarioResult], bool]], ...] = (
-        ("six-signal verdict", lambda r: r.is_successful is True, lambda r: r.is_successful != "N/A"),
-        ("tau2 reward", lambda r: r.tau2_reward == 1.0, lambda r: r.tau2_reward is not None),
-    )
-    curves = []
-    for name, ok, counted in verdicts:
-        per_task = []
-        for trials in tasks.values():
-            valid = [t for t in trials if not t.infrastructure_error and counted(t)]
-            per_task.append((len(valid), sum(1 for t in valid if ok(t))))
-        top = max((n for n, _ in per_task), default=0)
-        points = []
-        for k in range(1, top + 1):
-            values = [math.comb(c, k) / math.comb(n, k) for n, c in per_task if n >= k]
-            if values:
-                points.append((k, statistics.fmean(values)))
-        if points:
-            curves.append(Curve(name, points))
-    return curves
+def _computed_block(run: Run) -> dict[str, Any]:
+    """The run's part of a ``pass_hat_k`` block, from :func:`~pytest_tau2.report.pass_k.pass_k` over
+    the trials as ``report/leaderboard.py`` reads them: the six-signal verdict of every result, and
+    tau2's reward of the tau2 tasks (a missing reward is not a valid trial). A scenario that left
+    no result is a lost trial of its task. K is the trials each task was meant to have (or, in a
+    folder that does not say, the most any task got)."""
+    results = run.scenarios
+    per_task = Counter(r.scenario for r in results)
+    k = max([r.trials or 1 for r in results] + list(per_task.values()), default=1)
+    lost = [
+        Trial(split_trial_id(e.name)[0], e.name.split("__", 1)[0], None, infrastructure_error=True)
+        for e in run.errors_without_result
+    ]
+    six_signal = [_six_signal_trial(r) for r in results] + lost
+    tau2 = [_tau2_reward_trial(r) for r in results if r.tau2_id is not None or r.tau2_reward is not None]
+    tau2 += [trial for trial in lost if trial.domain.startswith("tau2_")]
+    return {
+        "six_signal": {"run": pass_k(six_signal, k).to_dict()},
+        "tau2_reward": {"run": pass_k(tau2, k).to_dict() if tau2 else None},
+    }
+
+
+def _domain(result: ScenarioResult) -> str:
+    return result.domain or result.scenario.split("__", 1)[0]
+
+
+def _six_signal_trial(result: ScenarioResult) -> Trial:
+    verdict = result.is_successful if isinstance(result.is_successful, bool) else None
+    return Trial(result.scenario, _domain(result), verdict, bool(result.infrastructure_error))
+
+
+def _tau2_reward_trial(result: ScenarioResult) -> Trial:
+    reward = result.tau2_reward
+    if result.infrastructure_error or reward is None:
+        return Trial(result.scenario, _domain(result), None, infrastructure_error=True)
+    return Trial(result.scenario, _domain(result), abs(float(reward) - 1.0) <= REWARD_TOLERANCE)

@@ -27,7 +27,7 @@ from pytest_tau2.report import files
 from pytest_tau2.report.html import formatting
 from pytest_tau2.report.html.loader import Run, ScenarioResult, load_details, load_run, raw_files
 from pytest_tau2.report.html.overview_charts import overview_charts
-from pytest_tau2.report.html.stats import OUTCOMES, overview
+from pytest_tau2.report.html.stats import OUTCOMES, failed_signals, overview, page_signals, signal_keys
 
 COMPRESS_ABOVE = 4_000_000
 """Scenario details above this many bytes of JSON in all are stored gzip-compressed (base64),
@@ -37,6 +37,8 @@ opens. On the 2,285-scenario telecom bench (51 MB of details JSON) this gives a 
 CHUNK = 32
 
 KNOWN_FIELDS = sorted(ScenarioResult.model_fields)
+"""The fields the panel shows in their place; the others go under "Other fields" (the registered
+signals' fields are added where the report is built: the panel's signal list shows them)."""
 
 
 @dataclass
@@ -145,13 +147,14 @@ def _relative(path: Path, base: Path) -> str:
 
 def _payload(runs: list[Run], labels: list[str], base: Path, compress: bool | None) -> tuple[Any, list[Detail]]:
     rows: dict[str, dict[str, Any]] = {}
+    keys = signal_keys()
     texts: list[tuple[str, str]] = []
     cells: list[dict[str, Any]] = []
     for r, run in enumerate(runs):
         for result in run.scenarios:
             row = rows.setdefault(result.key, _row(result, len(runs)))
             element_id = f"d{r}-{len(texts)}"
-            row["runs"][r] = _cell(result, element_id)
+            row["runs"][r] = _cell(result, element_id, keys)
             cells.append(row["runs"][r])
             folder = run.folders.get(result.key)
             detail = load_details(folder)
@@ -174,7 +177,8 @@ def _payload(runs: list[Run], labels: list[str], base: Path, compress: bool | No
             for label, run in zip(labels, runs, strict=True)
         ],
         "rows": list(rows.values()),
-        "known": KNOWN_FIELDS,
+        "known": sorted({*KNOWN_FIELDS, *keys}),
+        "signals": page_signals(),
     }
     return index, details
 
@@ -210,11 +214,11 @@ def _row_for_error(name: str, n_runs: int) -> dict[str, Any]:
             "runs": [None] * n_runs}  # fmt: skip
 
 
-def _cell(result: ScenarioResult, element_id: str) -> dict[str, Any]:
+def _cell(result: ScenarioResult, element_id: str, keys: dict[str, str]) -> dict[str, Any]:
     """What the table shows of one scenario in one run (short keys: 2,285 rows travel in it)."""
     return {
         "o": result.outcome,
-        "f": result.failed_signals,
+        "f": failed_signals(result, keys),
         "sr": result.stop_reason,
         "turns": result.agent_turns,
         "te": result.tool_errors,

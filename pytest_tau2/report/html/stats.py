@@ -3,8 +3,12 @@
 Rates follow the run summary's conventions (docs/scoring.md): the composite success rate
 counts infrastructure errors, stalls and errors without a result as not successful and leaves
 "N/A" scenarios out; per-signal rates count a signal where it gates, leave infrastructure
-errors and stalls out, and count DB-state assertions in predicates and NL assertions in
-assertions.
+errors and stalls out, and count a rate signal in the items of its evidence (DB-state
+assertions in predicates, NL assertions in assertions).
+
+The signals are the registered ones (``scoring/signals.py``'s table, custom signals included),
+read where the report is built: the overview's rates, the page's signal list
+(:func:`page_signals`) and the failed-signal names of the table (:func:`failed_signals`).
 """
 
 from __future__ import annotations
@@ -17,16 +21,8 @@ from typing import Any
 
 from pytest_tau2.report.html.loader import Run, ScenarioResult
 from pytest_tau2.report.html.passk import Curve, pass_k_curves
+from pytest_tau2.scoring.signals import SignalSpec, signal_specs
 
-SIGNALS = (
-    # (label, signal, metrics field or None for per-item verdict lists, unit)
-    ("Action match", "action_match", "is_action_match", "scenarios"),
-    ("DB-state match", "db_state_match", "db_state_match", "scenarios"),
-    ("DB-state assertions", "db_state_assertion", None, "predicates"),
-    ("NL assertions", "nl_assertion", None, "assertions"),
-    ("Judge passed", "judge_passed", "judge_passed", "scenarios"),
-    ("Clean exit", "clean_exit", "clean_exit", "scenarios"),
-)
 SIDES = ("agent", "user", "judge")
 OUTCOMES = ("error", "failed", "n/a", "passed")
 
@@ -215,30 +211,68 @@ def _reward(results: list[ScenarioResult]) -> Mean:
     return mean
 
 
+def page_signals() -> list[dict[str, Any]]:
+    """The signal table as the page reads it: the table's columns and filter, the panel's signal list."""
+    return [
+        {
+            "key": spec.key,
+            "metric": spec.metric,
+            "label": spec.label,
+            "kind": spec.kind,
+            "unit": spec.unit,
+            "doc": spec.description,
+            "na": spec.not_applicable_when,
+        }
+        for spec in signal_specs()
+    ]
+
+
+def signal_keys() -> dict[str, str]:
+    """metrics.json field -> signal key (``success_breakdown`` names fields, the page shows keys)."""
+    return {spec.metric: spec.key for spec in signal_specs()}
+
+
+def failed_signals(result: ScenarioResult, keys: dict[str, str]) -> list[str]:
+    """The gating signals that failed, by key (a field the table does not know keeps its name);
+    ``stalled`` when the agent stalled."""
+    names = [keys.get(name, name) for name in result.success_breakdown.failed]
+    return [*names, "stalled"] if result.stalled else names
+
+
+def field_value(result: ScenarioResult, name: str) -> Any:
+    """A metrics.json field of the result, known to the reader or kept as an extra (a custom signal's)."""
+    if name in type(result).model_fields:
+        return getattr(result, name)
+    return (result.model_extra or {}).get(name)
+
+
 def _signal_rates(results: list[ScenarioResult]) -> tuple[list[tuple[str, Rate, str]], list[tuple[str, Rate, str]]]:
+    specs = list(signal_specs())
     gating: dict[str, Rate] = defaultdict(Rate)
     informational: dict[str, Rate] = defaultdict(Rate)
     for r in results:
         if r.infrastructure_error or r.stalled:
             continue
         whitelist = set(r.success_signals)
-        for _, signal, name, _ in SIGNALS:
-            rates = gating if signal in whitelist else informational
-            if name is not None:
-                value = getattr(r, name)
-                if isinstance(value, bool):
-                    rates[signal].add(value)
-            elif signal == "db_state_assertion":
-                for verdict in r.db_state_assertion_verdicts:
-                    rates[signal].add(verdict.get("passed") is True)
-            else:
-                for verdict in r.nl_assertion_verdicts:
-                    rates[signal].add(verdict.get("passed") is True)
+        for spec in specs:
+            _add_signal(spec, r, gating if spec.key in whitelist else informational)
 
     def listed(rates: dict[str, Rate]) -> list[tuple[str, Rate, str]]:
-        return [(label, rates[signal], unit) for label, signal, _, unit in SIGNALS if rates[signal].total]
+        return [(spec.label, rates[spec.key], spec.unit or "scenarios") for spec in specs if rates[spec.key].total]
 
     return listed(gating), listed(informational)
+
+
+def _add_signal(spec: SignalSpec, result: ScenarioResult, rates: dict[str, Rate]) -> None:
+    """A rate signal with evidence counts its items; a boolean one counts the scenario."""
+    if spec.evidence_field is not None:
+        verdicts = field_value(result, spec.evidence_field)
+        for verdict in verdicts if isinstance(verdicts, list) else []:
+            rates[spec.key].add(isinstance(verdict, dict) and verdict.get("passed") is True)
+        return
+    value = field_value(result, spec.metric)
+    if isinstance(value, bool):
+        rates[spec.key].add(value)
 
 
 def _reward_components(results: list[ScenarioResult]) -> list[tuple[str, Mean]]:

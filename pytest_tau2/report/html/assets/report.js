@@ -9,6 +9,10 @@
   const ROWS = DATA.rows;
   const N = RUNS.length;
   const KNOWN = new Set(DATA.known);
+  // The registered signals (scoring/signals.py's table, custom ones included), in table order:
+  // the failed-signal column and filter name them, the panel lists each one's value.
+  const SIGNALS = DATA.signals || [];
+  const SIGNAL = new Map(SIGNALS.map((s) => [s.key, s]));
   const RANK = { error: 0, failed: 1, "n/a": 2, passed: 3 };
   const SIDES = ["agent", "user", "judge"];
   const state = { search: "", domain: "", outcome: "", signal: "", flip: "", a: 0, b: N - 1, sort: null, dir: 1 };
@@ -33,10 +37,15 @@
 
   // ---------------------------------------------------------------- filters
   const domains = [...new Set(ROWS.map((r) => r.domain))].sort();
-  const signals = [...new Set(ROWS.flatMap((r) => present(r).flatMap((c) => c.f)))].sort();
-  const fill = (sel, values) => { for (const v of values) sel.insertAdjacentHTML("beforeend", `<option value="${esc(v)}">${esc(v)}</option>`); };
+  // the signals that failed somewhere: the table's first, in its order; then names it does not know
+  // (``stalled``; a field of a signal not registered where the report was built)
+  const failedSomewhere = new Set(ROWS.flatMap((r) => present(r).flatMap((c) => c.f)));
+  const signals = [...SIGNALS.map((s) => s.key).filter((k) => failedSomewhere.has(k)),
+    ...[...failedSomewhere].filter((k) => !SIGNAL.has(k)).sort()];
+  const signalTitle = (key) => (SIGNAL.has(key) ? `${SIGNAL.get(key).label}: ${SIGNAL.get(key).doc}` : "");
+  const fill = (sel, values, title) => { for (const v of values) sel.insertAdjacentHTML("beforeend", `<option value="${esc(v)}"${title && title(v) ? ` title="${esc(title(v))}"` : ""}>${esc(v)}</option>`); };
   fill($("f-domain"), domains);
-  fill($("f-signal"), signals);
+  fill($("f-signal"), signals, signalTitle);
   if (N > 1) {
     for (const id of ["f-a", "f-b"]) RUNS.forEach((r, i) => $(id).insertAdjacentHTML("beforeend", `<option value="${i}">${esc(r.label)}</option>`));
     $("f-a").value = String(state.a);
@@ -70,7 +79,7 @@
     const tags = [...new Set(marks)].map((m) => `<span class="tag accent">${esc(m)}</span>`).join("");
     return `<b>${esc(r.key)}</b> ${tags}<div class="desc" title="${esc(r.desc)}">${esc(r.desc)}</div>`;
   };
-  const signalTags = (c) => (c ? c.f.map((s) => `<span class="tag bad">${esc(s)}</span>`).join("") : "");
+  const signalTags = (c) => (c ? c.f.map((s) => `<span class="tag bad"${SIGNAL.has(s) ? ` title="${esc(signalTitle(s))}"` : ""}>${esc(s)}</span>`).join("") : "");
   let COLUMNS;
   if (N === 1) {
     const c0 = (r) => r.runs[0] || {};
@@ -282,6 +291,7 @@
         `<div class="muted"><code>${esc(m.recording.cassette)}</code></div>`) : "") +
       "</div>";
     if (m.tau2_reward_breakdown != null) out += `<div class="block"><h3>tau2 reward breakdown</h3>${rewardBreakdown(m.tau2_reward_breakdown)}</div>`;
+    out += `<div class="block" id="signals"><h3>Signals</h3>${signalList(m)}</div>`;
     out += `<div class="block" id="checks"><h3>Checks</h3>${checks(m, d)}</div>`;
     out += `<div class="block" id="conversation"><h3>Conversation</h3>${conversation(d, m)}</div>`;
     const extra = Object.keys(m).filter((k) => !KNOWN.has(k));
@@ -290,6 +300,30 @@
     if (labels.behavior_config != null || labels.voice_config != null) out += `<div class="block"><h3>Persona labels</h3><pre>${esc(json(labels))}</pre></div>`;
     out += `<div class="block files"><h3>Raw files</h3>${(d.files || []).map(([name, href]) => `<a href="${esc(href)}">${esc(name)}</a>`).join("") || '<span class="muted">folder not found</span>'}</div>`;
     return out;
+  }
+
+  // ---------------------------------------------------------------- the signals' values
+  // One row per registered signal the result has a field for, then the fields its success_breakdown
+  // names that the table does not know (a signal registered only where the run was made).
+  function signalList(m) {
+    const gating = new Set(m.success_signals || []);
+    const b = m.success_breakdown || {};
+    const gated = [...(b.passed || []), ...(b.failed || []), ...(b.not_applicable || [])];
+    const metrics = new Set(SIGNALS.map((s) => s.metric));
+    const unknown = (f, gates) => ({ key: f, metric: f, label: f, kind: "", doc: "", na: "", gates });
+    const rows = SIGNALS.filter((s) => s.metric in m).map((s) => ({ ...s, gates: gating.has(s.key) }))
+      .concat(gated.filter((f) => !metrics.has(f)).map((f) => unknown(f, true)))
+      .concat(Object.keys(b.excluded || {}).filter((f) => !metrics.has(f)).map((f) => unknown(f, false)));
+    if (!rows.length) return '<p class="muted">No signal recorded.</p>';
+    return '<table class="mini signals"><tbody>' + rows.map((s) => {
+      const v = s.metric in m ? m[s.metric] : (b.excluded || {})[s.metric];
+      const ok = v == null || v === "N/A" ? null : typeof v === "boolean" ? v : Number(v) >= 1;
+      const icon = ok === true ? '<span class="icon pass">✓</span>' : ok === false ? '<span class="icon fail">✗</span>' : '<span class="icon skip">–</span>';
+      const shown = v == null || v === "N/A" ? `<span class="muted"${s.na ? ` title="not applicable when ${esc(s.na)}"` : ""}>n/a</span>` : typeof v === "number" && s.kind === "rate" ? pct(v) : esc(v);
+      const role = s.gates ? '<span class="tag">gating</span>' : '<span class="tag">informational</span>';
+      return `<tr data-signal="${esc(s.key)}"><td>${icon}</td><td title="${esc(s.doc)}">${esc(s.label)}</td>` +
+        `<td><code>${esc(s.key)}</code></td><td class="num">${shown}</td><td>${role}</td></tr>`;
+    }).join("") + "</tbody></table>";
   }
 
   // ---------------------------------------------------------------- checks and their evidence
