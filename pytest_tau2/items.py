@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fnmatch
-import json
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -26,7 +25,8 @@ from pytest_tau2 import concurrency
 from pytest_tau2.conversation.protocol import Participant
 from pytest_tau2.errors import InfrastructureError, ScenarioNotApplicable, Tau2Error
 from pytest_tau2.report import files, subresults
-from pytest_tau2.report.metrics import build_metrics
+from pytest_tau2.report.metrics import build_record
+from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.subresults import SubResult
 from pytest_tau2.run import participants
 from pytest_tau2.run.agent_side import ProvidesAgentSide
@@ -34,7 +34,6 @@ from pytest_tau2.run.outcome import ScenarioOutcome
 from pytest_tau2.run.pipeline import Judge, run_scenario
 from pytest_tau2.run.trials import split_trial_id, trial_id
 from pytest_tau2.scenario.base import Scenario
-from pytest_tau2.scoring.signals import signal_specs
 from pytest_tau2.settings import Settings
 
 if TYPE_CHECKING:
@@ -45,7 +44,7 @@ T = TypeVar("T")
 SETTINGS_KEY = pytest.StashKey[Settings]()
 CATALOG_KEY = pytest.StashKey["ScenarioCatalog"]()
 RESULT_KEY = pytest.StashKey[dict[str, Any]]()
-SAVED_KEY = pytest.StashKey[dict[str, dict[str, Any]]]()
+SAVED_KEY = pytest.StashKey[dict[str, ScenarioRecord]]()
 """``--tau2-resume``: the complete saved metrics by result folder."""
 """The item's result payload (files + metrics), attached to its setup report."""
 PARAM = "tau2_scenario_name"
@@ -183,7 +182,7 @@ def _prefetcher(request: pytest.FixtureRequest, settings: Settings, all_builtin:
 class _Result:
     """A finished scenario as the results folder and the JUnit properties will hold it."""
 
-    metrics: dict[str, Any]
+    metrics: ScenarioRecord
     payload: dict[str, Any]
     infra_text: str | None
 
@@ -213,7 +212,7 @@ def _result_of(
     infra = outcome.conversation.error
     infra_text = tau2_context.redact(str(infra)) if infra is not None else None
     recording = tau2_context.save_cassette()
-    metrics = build_metrics(
+    metrics = build_record(
         outcome,
         models=tau2_context.models(),
         data_pin=tau2_context.data_pin(),
@@ -258,20 +257,10 @@ def _record(
     return outcome
 
 
-def _record_properties(node: pytest.Item, metrics: dict[str, Any]) -> None:
+def _record_properties(node: pytest.Item, metrics: ScenarioRecord) -> None:
     # Like pytest's record_property fixture, minus its warning under the default xunit2 family:
     # JUnit consumers read these properties whatever the family.
-    for key in ("is_successful", "stop_reason", "stalled", "agent_turns"):
-        node.user_properties.append((key, _prop(metrics[key])))
-    for spec in signal_specs():
-        node.user_properties.append((spec.metric, _prop(metrics[spec.metric])))
-    gating = set(metrics.get("success_signals") or ())
-    checks = [c for c in metrics.get("checks") or () if c["signal"] in gating]
-    node.user_properties += subresults.properties([SubResult(c["id"], c["passed"], c["message"]) for c in checks])
-    if metrics.get("infrastructure_error"):
-        node.user_properties.append(("infrastructure_error", metrics["infrastructure_error"]))
-    if metrics.get("resumed"):
-        node.user_properties.append(("resumed", "true"))
+    node.user_properties += metrics.junit_properties()
 
 
 def result_folder(node: pytest.Item) -> str:
@@ -309,12 +298,6 @@ async def _run(
             await aclose()  # litellm caches one HTTP client per event loop; this loop ends here
 
 
-def _prop(value: Any) -> str:
-    if value is None:
-        return "N/A"
-    return json.dumps(value) if not isinstance(value, str) else value
-
-
 # ---- the test function ----------------------------------------------------------------------------
 
 
@@ -322,12 +305,12 @@ def _prop(value: Any) -> str:
 class SavedResult:
     """A scenario's verdict read back from its saved metrics.json (``--tau2-resume``)."""
 
-    metrics: dict[str, Any]
+    metrics: ScenarioRecord
 
 
-def _resumed(node: pytest.Item, saved: dict[str, Any]) -> SavedResult:
-    metrics = {**saved, "resumed": True}
-    node.stash[RESULT_KEY] = {"folder": result_folder(node), "metrics": metrics, "files": {}}
+def _resumed(node: pytest.Item, saved: ScenarioRecord) -> SavedResult:
+    metrics = saved.model_copy(update={"resumed": True})
+    node.stash[RESULT_KEY] = {"folder": result_folder(node), "metrics": metrics.document(), "files": {}}
     _record_properties(node, metrics)
     return SavedResult(metrics)
 
@@ -338,10 +321,10 @@ def test_scenario(
     """One evaluation scenario; each check is a sub-result."""
     if isinstance(tau2_outcome, SavedResult):
         m = tau2_outcome.metrics
-        checks = [(c["id"], c["signal"], c["passed"], c["message"]) for c in m["checks"]]
-        gating: tuple[str, ...] = tuple(m["success_signals"])
-        stalled, turns, verdict = m["stalled"], m["agent_turns"], m["is_successful"]
-        breakdown = m["success_breakdown"]
+        checks = [(c.id, c.signal, c.passed, c.message) for c in m.checks]
+        gating: tuple[str, ...] = tuple(m.success_signals)
+        stalled, turns, verdict = m.stalled, m.agent_turns, m.is_successful
+        breakdown = m.success_breakdown.model_dump()
     else:
         outcome = tau2_outcome
         checks = [(c.id, c.signal, c.passed, c.message) for c in outcome.checks]

@@ -130,7 +130,7 @@ def _computed_curves(results: list[ScenarioResult]) -> list[Curve]:
         tasks[r.scenario].append(r)
     verdicts: tuple[tuple[str, Callable[[ScenarioResult], bool], Callable[[ScenarioResult], bool]], ...] = (
         ("six-signal verdict", lambda r: r.is_successful is True, lambda r: r.is_successful != "N/A"),
-        ("tau2 reward", lambda r: r.tau2_reward == 1.0, lambda r: r.tau2_reward is not None),
+        ("tau2 reward", lambda r: r.signal("tau2_reward") == 1.0, lambda r: r.signal("tau2_reward") is not None),
     )
     curves = []
     for name, ok, counted in verdicts:
