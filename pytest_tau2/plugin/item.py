@@ -17,7 +17,6 @@ plugin (``pytest_plugins``); it holds no assertions to rewrite.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -37,13 +36,13 @@ from pytest_tau2.plugin.keys import (
 )
 from pytest_tau2.plugin.overrides import FixtureOverrides
 from pytest_tau2.report import subresults
+from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.subresults import SubResult
 from pytest_tau2.run.catalog import Scenario
 from pytest_tau2.run.participants import Context
 from pytest_tau2.run.pipeline import Judge
 from pytest_tau2.run.prefetch import Prefetched, Prefetcher
 from pytest_tau2.run.trial import Agent, Trial, TrialResult
-from pytest_tau2.scoring.signals import signal_specs
 from pytest_tau2.settings import Settings
 
 T = TypeVar("T")
@@ -221,20 +220,10 @@ def _record(node: pytest.Item, result: TrialResult, session: pytest.Session) -> 
         raise InfrastructureError(f"infrastructure error, not an agent failure: {result.infra_text}")
 
 
-def _record_properties(node: pytest.Item, metrics: dict[str, Any]) -> None:
+def _record_properties(node: pytest.Item, metrics: ScenarioRecord) -> None:
     # Like pytest's record_property fixture, minus its warning under the default xunit2 family:
     # JUnit consumers read these properties whatever the family.
-    for key in ("is_successful", "stop_reason", "stalled", "agent_turns"):
-        node.user_properties.append((key, _prop(metrics[key])))
-    for spec in signal_specs():
-        node.user_properties.append((spec.metric, _prop(metrics[spec.metric])))
-    gating = set(metrics.get("success_signals") or ())
-    checks = [c for c in metrics.get("checks") or () if c["signal"] in gating]
-    node.user_properties += subresults.properties([SubResult(c["id"], c["passed"], c["message"]) for c in checks])
-    if metrics.get("infrastructure_error"):
-        node.user_properties.append(("infrastructure_error", metrics["infrastructure_error"]))
-    if metrics.get("resumed"):
-        node.user_properties.append(("resumed", "true"))
+    node.user_properties += metrics.junit_properties()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -248,12 +237,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def _prop(value: Any) -> str:
-    if value is None:
-        return "N/A"
-    return json.dumps(value) if not isinstance(value, str) else value
-
-
 # ---- the test function ----------------------------------------------------------------------------
 
 
@@ -261,12 +244,12 @@ def _prop(value: Any) -> str:
 class SavedResult:
     """A scenario's verdict read back from its saved metrics.json (``--tau2-resume``)."""
 
-    metrics: dict[str, Any]
+    metrics: ScenarioRecord
 
 
-def _resumed(node: pytest.Item, saved: dict[str, Any]) -> SavedResult:
-    metrics = {**saved, "resumed": True}
-    node.stash[RESULT_KEY] = {"folder": result_folder(node), "metrics": metrics, "files": {}}
+def _resumed(node: pytest.Item, saved: ScenarioRecord) -> SavedResult:
+    metrics = saved.model_copy(update={"resumed": True})
+    node.stash[RESULT_KEY] = {"folder": result_folder(node), "metrics": metrics.document(), "files": {}}
     _record_properties(node, metrics)
     return SavedResult(metrics)
 
@@ -275,10 +258,10 @@ def test_scenario(tau2_outcome: Any, subtests: Any, tau2_settings: Settings, pyt
     """One evaluation scenario; each check is a sub-result."""
     if isinstance(tau2_outcome, SavedResult):
         m = tau2_outcome.metrics
-        checks = [(c["id"], c["signal"], c["passed"], c["message"]) for c in m["checks"]]
-        gating: tuple[str, ...] = tuple(m["success_signals"])
-        stalled, turns, verdict = m["stalled"], m["agent_turns"], m["is_successful"]
-        breakdown = m["success_breakdown"]
+        checks = [(c.id, c.signal, c.passed, c.message) for c in m.checks]
+        gating: tuple[str, ...] = tuple(m.success_signals)
+        stalled, turns, verdict = m.stalled, m.agent_turns, m.is_successful
+        breakdown = m.success_breakdown.model_dump()
     else:
         outcome = tau2_outcome
         checks = [(c.id, c.signal, c.passed, c.message) for c in outcome.checks]

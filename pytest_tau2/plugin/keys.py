@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.run.catalog import Catalog
 from pytest_tau2.settings import Settings
 
@@ -17,7 +18,7 @@ CATALOG_KEY = pytest.StashKey[Catalog]()
 """Every scenario of the run (run/catalog.py)."""
 RESULT_KEY = pytest.StashKey[dict[str, Any]]()
 """The item's result payload (files + metrics), attached to its setup report."""
-SAVED_KEY = pytest.StashKey[dict[str, dict[str, Any]]]()
+SAVED_KEY = pytest.StashKey[dict[str, ScenarioRecord]]()
 """``--tau2-resume``: the complete saved metrics by result folder."""
 PARAM = "tau2_scenario_name"
 TRIAL_PARAM = "tau2_trial"

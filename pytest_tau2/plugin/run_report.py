@@ -20,7 +20,9 @@ import pytest
 from pytest_tau2.plugin.keys import item_id
 from pytest_tau2.report import files
 from pytest_tau2.report.leaderboard import pass_hat_k_document
+from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.run_folder import RunFolder
+from pytest_tau2.report.run_record import ErrorEntry, RunMetrics
 from pytest_tau2.report.summary import render
 
 UNREPORTED_KEY = "tau2_unreported"
@@ -36,8 +38,8 @@ class RunReport:
         self.folder = folder
         self.started: dict[str, str] = {}
         """nodeid -> result folder of every scenario item that started, in start order."""
-        self.results: dict[str, dict[str, Any]] = {}
-        """nodeid -> the metrics of its result."""
+        self.results: dict[str, ScenarioRecord] = {}
+        """nodeid -> its result record."""
         self.errors: dict[str, dict[str, Any]] = {}
         """nodeid -> ``{scenario, nodeid, reason}`` for items that ended without a result."""
         self.selected = 0
@@ -84,7 +86,7 @@ class RunReport:
             }
 
     def _write(self, nodeid: str, payload: dict[str, Any]) -> None:
-        self.results[nodeid] = payload["metrics"]
+        self.results[nodeid] = ScenarioRecord.read(payload["metrics"])
         self.errors.pop(nodeid, None)
         if self._write_files(payload):
             # Reports stay in memory until the session ends (pytest keeps them for its summary):
@@ -125,17 +127,18 @@ class RunReport:
 
     # ---- the run's files -------------------------------------------------------------------------
 
-    def entries(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """This run's metrics, and the scenarios that left no result (with the reason)."""
+    def entries(self) -> tuple[list[ScenarioRecord], list[ErrorEntry]]:
+        """This run's results, and the scenarios that left no result (with the reason)."""
         errors = dict(self.errors)
         for nodeid, folder in self.started.items():
             if nodeid not in self.results and nodeid not in errors:
                 reason = self.interrupted or "the run stopped before this scenario finished"
                 errors[nodeid] = {"scenario": folder, "nodeid": nodeid, "reason": reason}
         metrics = [self.results[n] for n in sorted(self.results, key=lambda n: (self.started.get(n) or n) + "\0" + n)]
-        return metrics, sorted(errors.values(), key=lambda e: e["scenario"])
+        entries = [ErrorEntry.model_validate(e) for e in errors.values()]
+        return metrics, sorted(entries, key=lambda e: e.scenario)
 
-    def _text(self, session: pytest.Session, metrics: list[dict[str, Any]], errors: list[dict[str, Any]]) -> str:
+    def _text(self, session: pytest.Session, metrics: list[ScenarioRecord], errors: list[ErrorEntry]) -> str:
         text = render(metrics, errors)
         done = len(metrics) + len(errors)
         stop = self.interrupted or (str(session.shouldstop) if session.shouldstop else None)
@@ -148,7 +151,7 @@ class RunReport:
                 f"\n{len(self.saved_unreported)} more scenarios finished in the background after the run stopped:"
                 " not counted above, saved in their folders; --tau2-resume reports them without running them again\n"
             )
-        resumed = sum(1 for m in metrics if m.get("resumed"))
+        resumed = sum(1 for m in metrics if m.resumed)
         if resumed:
             text += f"\n{resumed} of {len(metrics)} results resumed from the saved run (not run again)\n"
         if self.folder is not None and self.folder.moved:
@@ -160,13 +163,9 @@ class RunReport:
         if self.is_worker or not self.started:
             return
         metrics, errors = self.entries()
-        lost = [e["scenario"] for e in errors]
-        document = {
-            "scenarios": metrics,
-            "errors_without_result": errors,
-            "pass_hat_k": pass_hat_k_document(metrics, lost),
-        }
-        files.write_json(self.results_dir / "all_metrics.json", document)
+        lost = [e.scenario for e in errors]
+        document = RunMetrics.of(metrics, errors, pass_hat_k_document(metrics, lost))
+        files.write_json(self.results_dir / "all_metrics.json", document.document())
         self.summary_text = self._text(session, metrics, errors)  # the terminal summary prints the same text
         files.write_text(self.results_dir / "all_summary.txt", self.summary_text)
         try:

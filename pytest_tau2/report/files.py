@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 if TYPE_CHECKING:
+    from pytest_tau2.report.record import ScenarioRecord
     from pytest_tau2.run.outcome import ScenarioOutcome
 
 
@@ -48,7 +49,7 @@ def write_text(path: Path, text: str, *, make_parent: bool = True) -> None:
 def scenario_payload(
     folder: str,
     outcome: ScenarioOutcome,
-    metrics: dict[str, Any],
+    record: ScenarioRecord,
     *,
     metadata: dict[str, Any],
     tool_schemas: dict[str, Any],
@@ -59,7 +60,9 @@ def scenario_payload(
     that owns the results folder (xdist serializes it; see :func:`write_payload`).
 
     ``redact`` is applied to everything that can carry text from a model or a setting (API keys
-    must never reach a file); the DB dumps and tool schemas come from the scenario itself.
+    must never reach a file); the DB dumps and tool schemas come from the scenario itself. The
+    payload's ``metrics`` is the record's document: metrics.json's text is made from it alone
+    (:func:`write_payload`).
     """
     scenario = outcome.scenario
     texts: dict[str, str] = {}
@@ -87,7 +90,7 @@ def scenario_payload(
             if db is not None:
                 texts["final_db.json" if side == "agent" else f"final_{side}_db.json"] = dumps(db)
     # Plain JSON values (what xdist can serialize); the indentation would not change them.
-    safe_metrics = json.loads(json.dumps(redact(metrics), default=str))
+    safe_metrics = json.loads(json.dumps(redact(record.document()), default=str))
     return {"folder": folder, "metrics": safe_metrics, "files": texts}
 
 
@@ -165,6 +168,10 @@ def dumps_repeated(data: Any) -> str:
 
 def write_payload(results_dir: Path, payload: dict[str, Any]) -> None:
     """Write one scenario's files; metrics.json last, so its presence means the rest is there.
+
+    ``payload["metrics"]`` is a :meth:`~pytest_tau2.report.record.ScenarioRecord.document` (made
+    by :func:`scenario_payload`, or by the resume of a saved result): plain values, in the
+    file's key order, written as they are.
 
     metrics.json alone is written atomically (a temporary file renamed into place), and an
     earlier result's metrics.json is removed first: until the new one lands, the folder reads

@@ -1,8 +1,8 @@
 """The leaderboard-comparable part of the run summary: tau2's reward and pass^k over trials.
 
-Reads the per-item metrics.json documents (and the ids of items that left no result) and gives
-the lines of the terminal summary / all_summary.txt and the ``pass_hat_k`` block of
-all_metrics.json, for both verdicts:
+Reads the per-item result records (:mod:`pytest_tau2.report.record`; metrics.json objects are
+read into records) and the ids of items that left no result, and gives the lines of the terminal
+summary / all_summary.txt and the ``pass_hat_k`` block of all_metrics.json, for both verdicts:
 
 - the six-signal verdict (``is_successful``; "N/A" items have no verdict and are left out);
 - tau2's reward (``tau2_reward``: only tau2 tasks have one; success is a reward of 1.0).
@@ -15,11 +15,16 @@ result, is not a valid trial: it is left out of n for its task and counted apart
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_tau2.report.pass_k import PassK, Trial, pass_k, pass_k_by_domain
+from pytest_tau2.report.record import ScenarioRecord, read_records
 from pytest_tau2.run.trials import split_trial_id
+from pytest_tau2.scoring.tau2_signal import TAU2_REWARD
+
+Results = Iterable[ScenarioRecord | Mapping[str, Any]]
+"""Result records, or metrics.json objects (read as records)."""
 
 REWARD_TOLERANCE = 1e-6
 """Upstream counts a reward as a success when it is within 1e-6 of 1.0."""
@@ -34,26 +39,26 @@ def _lost(errored: Iterable[str]) -> list[tuple[str, str]]:
     return [(split_trial_id(item)[0], _domain(item)) for item in errored]
 
 
-def six_signal_trials(metrics: Iterable[dict[str, Any]], errored: Iterable[str] = ()) -> list[Trial]:
+def six_signal_trials(metrics: Results, errored: Iterable[str] = ()) -> list[Trial]:
     trials = []
-    for m in metrics:
-        verdict = m.get("is_successful")
-        infra = bool(m.get("infrastructure_error"))
-        trials.append(Trial(m["scenario"], m["domain"], verdict if isinstance(verdict, bool) else None, infra))
+    for m in read_records(metrics):
+        verdict = m.is_successful
+        infra = bool(m.infrastructure_error)
+        trials.append(Trial(m.scenario, m.domain, verdict if isinstance(verdict, bool) else None, infra))
     trials += [Trial(task, domain, None, infrastructure_error=True) for task, domain in _lost(errored)]
     return trials
 
 
-def tau2_reward_trials(metrics: Iterable[dict[str, Any]], errored: Iterable[str] = ()) -> list[Trial]:
+def tau2_reward_trials(metrics: Results, errored: Iterable[str] = ()) -> list[Trial]:
     """Trials of tau2 tasks only (the items that have, or would have had, a tau2 reward)."""
     trials = []
-    for m in metrics:
-        if m.get("tau2_id") is None:
+    for m in read_records(metrics):
+        if m.tau2_id is None:
             continue
-        reward = m.get("tau2_reward")
-        infra = bool(m.get("infrastructure_error")) or reward is None
+        reward = m.signal(TAU2_REWARD)
+        infra = bool(m.infrastructure_error) or reward is None
         success = reward is not None and abs(float(reward) - 1.0) <= REWARD_TOLERANCE
-        trials.append(Trial(m["scenario"], m["domain"], None if infra else success, infra))
+        trials.append(Trial(m.scenario, m.domain, None if infra else success, infra))
     trials += [
         Trial(task, domain, None, infrastructure_error=True)
         for task, domain in _lost(errored)
@@ -62,15 +67,15 @@ def tau2_reward_trials(metrics: Iterable[dict[str, Any]], errored: Iterable[str]
     return trials
 
 
-def trials_per_task(metrics: Sequence[dict[str, Any]]) -> int:
-    return max((int(m.get("trials") or 1) for m in metrics), default=1)
+def trials_per_task(metrics: Results) -> int:
+    return max((int(m.trials or 1) for m in read_records(metrics)), default=1)
 
 
-def not_evaluated(metrics: Iterable[dict[str, Any]]) -> Counter[str]:
+def not_evaluated(metrics: Results) -> Counter[str]:
     """How many tau2 rewards left each component out (no judge for NL assertions, ...)."""
     counts: Counter[str] = Counter()
-    for m in metrics:
-        for component in (m.get("tau2_reward_info") or {}).get("not_evaluated") or []:
+    for m in read_records(metrics):
+        for component in m.tau2_not_evaluated():
             counts[component] += 1
     return counts
 
@@ -82,11 +87,12 @@ def _reward_text(result: PassK, k: int) -> str:
     return text + (f"; {result.values_text()}" if k > 1 else "")
 
 
-def summary_lines(metrics: Sequence[dict[str, Any]], errored: Sequence[str] = ()) -> list[str]:
+def summary_lines(metrics: Results, errored: Sequence[str] = ()) -> list[str]:
     """Run-level lines: tau2 reward (average, pass^k), the six-signal pass^k, and what was left out."""
+    metrics = read_records(metrics)
     k = trials_per_task(metrics)
     lines = []
-    if any(m.get("success_signals") == ["tau2_reward"] for m in metrics):
+    if any(m.success_signals == [TAU2_REWARD.key] for m in metrics):
         lines.append("Verdict: tau2 reward (--tau2-verdict tau2-reward) decides the tau2 items")
     tau2 = tau2_reward_trials(metrics, errored)
     if tau2:
@@ -108,8 +114,9 @@ def summary_lines(metrics: Sequence[dict[str, Any]], errored: Sequence[str] = ()
     return lines
 
 
-def domain_lines(metrics: Sequence[dict[str, Any]], errored: Sequence[str] = ()) -> list[str]:
+def domain_lines(metrics: Results, errored: Sequence[str] = ()) -> list[str]:
     """Lines under one domain's headline (empty for a domain without tau2 tasks and with one trial)."""
+    metrics = read_records(metrics)
     k = trials_per_task(metrics)
     lines = []
     tau2 = tau2_reward_trials(metrics, errored)
@@ -122,8 +129,9 @@ def domain_lines(metrics: Sequence[dict[str, Any]], errored: Sequence[str] = ())
     return lines
 
 
-def pass_hat_k_document(metrics: Sequence[dict[str, Any]], errored: Sequence[str] = ()) -> dict[str, Any]:
+def pass_hat_k_document(metrics: Results, errored: Sequence[str] = ()) -> dict[str, Any]:
     """The ``pass_hat_k`` object of all_metrics.json: both verdicts, for the run and per domain."""
+    metrics = read_records(metrics)
     k = trials_per_task(metrics)
     out: dict[str, Any] = {"trials_per_task": k}
     for name, trials in (

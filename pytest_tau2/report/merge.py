@@ -34,13 +34,13 @@ from pytest_tau2 import __version__
 from pytest_tau2.errors import Tau2Error
 from pytest_tau2.report import files
 from pytest_tau2.report.junit_merge import JUnitMergeError, merge_junit
+from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.run_folder import LOCK_FILE, RUN_FILE
+from pytest_tau2.report.run_record import ErrorEntry, RunInfo, RunMetrics
 from pytest_tau2.report.shards import Shard, parse_shard
-from pytest_tau2.run.trials import trial_id
 
 JUNIT_NAME = "junit.xml"
 """Where a shard's JUnit file is looked for (``--junitxml=<results dir>/junit.xml``), and the merged one's name."""
-KNOWN_KEYS = ("scenarios", "errors_without_result")
 
 
 class MergeError(Tau2Error):
@@ -53,8 +53,8 @@ class ShardFolder:
     fingerprint: dict[str, Any]
     shard: Shard | None
     started: str | None
-    metrics: list[dict[str, Any]] = field(default_factory=list)
-    errors: list[dict[str, Any]] = field(default_factory=list)
+    metrics: list[ScenarioRecord] = field(default_factory=list)
+    errors: list[ErrorEntry] = field(default_factory=list)
     other: dict[str, Any] = field(default_factory=dict)
     """Keys of all_metrics.json besides scenarios and errors_without_result."""
     note: str | None = None
@@ -62,8 +62,7 @@ class ShardFolder:
 
     def folders(self) -> list[str]:
         """Result folder names of every entry (``name`` or ``name-t<k>``), then the errored items."""
-        names = [trial_id(m["scenario"], int(m.get("trial") or 1), int(m.get("trials") or 1)) for m in self.metrics]
-        return names + [str(e["scenario"]) for e in self.errors]
+        return [m.folder for m in self.metrics] + [e.scenario for e in self.errors]
 
     @property
     def label(self) -> str:
@@ -77,15 +76,14 @@ def read_folder(path: Path) -> ShardFolder:
     if (path / LOCK_FILE).exists():
         raise MergeError(f"{path}: holds {LOCK_FILE}, so its run is still going or was killed; merge finished runs")
     try:
-        run = json.loads((path / RUN_FILE).read_text("utf-8"))
-        fingerprint = run["fingerprint"]
-    except (OSError, ValueError, KeyError, TypeError):
+        run = RunInfo.model_validate(files.loads((path / RUN_FILE).read_bytes()))
+    except (OSError, ValueError, KeyError, TypeError):  # pydantic's ValidationError is a ValueError
         raise MergeError(f"{path}: no readable {RUN_FILE} (not a pytest-tau2 results folder)") from None
     try:
-        shard = parse_shard(run["shard"]) if run.get("shard") else None
+        shard = parse_shard(run.shard) if run.shard else None
     except ValueError as exc:
         raise MergeError(f"{path}/{RUN_FILE}: shard {exc}") from None
-    folder = ShardFolder(path, fingerprint, shard, run.get("started"))
+    folder = ShardFolder(path, run.fingerprint, shard, run.started)
     all_metrics = path / "all_metrics.json"
     if not all_metrics.exists():
         ran = sorted(child.name for child in path.iterdir() if (child / "metrics.json").is_file())
@@ -95,12 +93,10 @@ def read_folder(path: Path) -> ShardFolder:
             )
         return folder  # a shard that selected no scenario
     try:
-        data = json.loads(all_metrics.read_text("utf-8"))
-        folder.metrics = list(data["scenarios"])
-        folder.errors = list(data["errors_without_result"])
-    except (OSError, ValueError, KeyError, TypeError):
+        data = RunMetrics.read(files.loads(all_metrics.read_bytes()))
+    except (OSError, ValueError, KeyError, TypeError):  # pydantic's ValidationError is a ValueError
         raise MergeError(f"{all_metrics}: not readable as pytest-tau2's all_metrics.json") from None
-    folder.other = {k: v for k, v in data.items() if k not in KNOWN_KEYS}
+    folder.metrics, folder.errors, folder.other = data.scenarios, data.errors_without_result, data.other
     summary = path / "all_summary.txt"
     first = summary.read_text("utf-8").split("\n", 1)[0] if summary.exists() else ""
     folder.note = first if first.startswith("Interrupted") else None
@@ -141,10 +137,10 @@ def _data_pins(folders: Sequence[ShardFolder]) -> list[str]:
     by_domain: dict[str, dict[str, list[str]]] = {}
     for f in folders:
         for m in f.metrics:
-            pin = m.get("data_pin")
-            if isinstance(pin, dict):
-                key = json.dumps({"commit": pin.get("commit"), "pinned": pin.get("pinned")}, sort_keys=True)
-                places = by_domain.setdefault(str(m.get("domain")), {}).setdefault(key, [])
+            pin = m.data_pin
+            if pin is not None:
+                key = json.dumps({"commit": pin.commit, "pinned": pin.pinned}, sort_keys=True)
+                places = by_domain.setdefault(m.domain, {}).setdefault(key, [])
                 if str(f.path) not in places:
                     places.append(str(f.path))
     return [
@@ -218,24 +214,22 @@ def merge(dirs: Sequence[Path], into: Path, *, junit: Sequence[Path] | None = No
         key=lambda pair: pair[0] + "\0",
     )
     metrics = [m for _, m in entries]
-    errors = sorted((e for f in folders for e in f.errors), key=lambda e: str(e["scenario"]))
+    errors = sorted((e for f in folders for e in f.errors), key=lambda e: e.scenario)
     document, warnings = _all_metrics(folders, metrics, errors)
-    files.write_json(into / "all_metrics.json", document)
+    files.write_json(into / "all_metrics.json", document.document())
     files.write_text(into / "all_summary.txt", _summary(folders, metrics, errors))
-    files.write_json(
-        into / RUN_FILE,
-        {
-            "fingerprint": folders[0].fingerprint,
-            "pytest_tau2": __version__,
-            "started": min((f.started for f in folders if f.started), default=None),
-            "resumed": False,
-            "shard": None,
-            "merged": {
-                "at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-                "from": [{"folder": str(f.path), "shard": str(f.shard) if f.shard else None} for f in folders],
-            },
+    info = RunInfo(
+        fingerprint=folders[0].fingerprint,
+        pytest_tau2=__version__,
+        started=min((f.started for f in folders if f.started), default=None),
+        resumed=False,
+        shard=None,
+        merged={
+            "at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            "from": [{"folder": str(f.path), "shard": str(f.shard) if f.shard else None} for f in folders],
         },
     )
+    files.write_json(into / RUN_FILE, info.document())
     cases = merge_junit(junit_files, into / JUNIT_NAME) if junit_files else None
     try:
         from pytest_tau2.report.html import write_report
@@ -268,26 +262,26 @@ def _junit_files(folders: Sequence[ShardFolder], given: Sequence[Path] | None) -
 
 
 def _all_metrics(
-    folders: Sequence[ShardFolder], metrics: list[dict[str, Any]], errors: list[dict[str, Any]]
-) -> tuple[dict[str, Any], list[str]]:
-    document: dict[str, Any] = {"scenarios": metrics, "errors_without_result": errors}
+    folders: Sequence[ShardFolder], metrics: list[ScenarioRecord], errors: list[ErrorEntry]
+) -> tuple[RunMetrics, list[str]]:
+    other: dict[str, Any] = {}
     warnings: list[str] = []
     keys = sorted({k for f in folders for k in f.other})
     for key in keys:
         if key == "pass_hat_k":  # computed over the whole run, not per shard
             from pytest_tau2.report.leaderboard import pass_hat_k_document
 
-            document[key] = pass_hat_k_document(metrics, [str(e["scenario"]) for e in errors])
+            other[key] = pass_hat_k_document(metrics, [e.scenario for e in errors])
             continue
         values = {json.dumps(f.other.get(key), sort_keys=True, default=str) for f in folders}
         if len(values) == 1:
-            document[key] = folders[0].other[key]
+            other[key] = folders[0].other[key]
         else:
             warnings.append(f"all_metrics.json key {key!r} differs between folders and is left out of the merge")
-    return document, warnings
+    return RunMetrics.of(metrics, errors, **other), warnings
 
 
-def _summary(folders: Sequence[ShardFolder], metrics: list[dict[str, Any]], errors: list[dict[str, Any]]) -> str:
+def _summary(folders: Sequence[ShardFolder], metrics: list[ScenarioRecord], errors: list[ErrorEntry]) -> str:
     from pytest_tau2.report.summary import render
 
     text = render(metrics, errors)

@@ -24,6 +24,8 @@ from pytest_tau2 import __version__
 from pytest_tau2.data.manifest import PIN_COMMIT
 from pytest_tau2.errors import Tau2Error
 from pytest_tau2.report import files
+from pytest_tau2.report.record import ScenarioRecord
+from pytest_tau2.report.run_record import RunInfo
 from pytest_tau2.settings import Settings
 
 RUN_FILE = "run.json"
@@ -69,7 +71,7 @@ class RunFolder:
         self.path = path
         self.settings = settings
         self.resuming = settings.resume is not None
-        self.saved: dict[str, dict[str, Any]] = {}
+        self.saved: dict[str, ScenarioRecord] = {}
         """Complete saved results by result folder name (the scenario's, or its trial's; resume only)."""
         self.moved: list[str] = []
         self._lock: IO[str] | None = None
@@ -96,16 +98,14 @@ class RunFolder:
                 f"results folder {path} already holds results of another run: choose a new --tau2-results-dir, "
                 f"or continue that run with --tau2-resume {path}"
             )
-        files.write_json(
-            path / RUN_FILE,
-            {
-                "fingerprint": current,
-                "pytest_tau2": __version__,
-                "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-                "resumed": self.resuming,
-                "shard": self.settings.shard,  # --tau2-shard I/N (pytest-tau2 merge checks the set); not verdict
-            },
+        info = RunInfo(
+            fingerprint=current,
+            pytest_tau2=__version__,
+            started=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            resumed=self.resuming,
+            shard=self.settings.shard,  # --tau2-shard I/N (pytest-tau2 merge checks the set); not verdict
         )
+        files.write_json(path / RUN_FILE, info.document())
 
     def close(self) -> None:
         if self._lock is not None:
@@ -140,8 +140,8 @@ class RunFolder:
     def _load(self, current: dict[str, Any]) -> None:
         run_file = self.path / RUN_FILE
         try:
-            run = json.loads(run_file.read_text("utf-8"))
-            saved, saved_shard = run["fingerprint"], run.get("shard")
+            run = RunInfo.model_validate(files.loads(run_file.read_text("utf-8")))
+            saved, saved_shard = run.fingerprint, run.shard
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             self.close()
             raise RunFolderError(
@@ -166,7 +166,7 @@ class RunFolder:
             if not child.is_dir() or ".killed." in child.name or ".rerun." in child.name:
                 continue
             metrics = _complete(child)
-            if metrics is not None and not metrics.get("infrastructure_error"):
+            if metrics is not None and not metrics.infrastructure_error:
                 self.saved[child.name] = metrics
                 continue
             # In flight when the run stopped (no metrics.json), or errored: run again, keep the old files.
@@ -176,12 +176,11 @@ class RunFolder:
             self.moved.append(target.name)
 
 
-def _complete(folder: Path) -> dict[str, Any] | None:
-    """The saved metrics of one scenario folder when they are whole (metrics.json is written last)."""
+def _complete(folder: Path) -> ScenarioRecord | None:
+    """The saved result of one scenario folder when it is whole (metrics.json is written last)."""
     try:
-        metrics = json.loads((folder / "metrics.json").read_text("utf-8"))
-    except (OSError, ValueError):
+        data = files.loads((folder / "metrics.json").read_bytes())
+        record = ScenarioRecord.read(data) if isinstance(data, dict) else None
+    except (OSError, ValueError):  # pydantic's ValidationError is a ValueError
         return None
-    if not isinstance(metrics, dict) or "scenario" not in metrics or "is_successful" not in metrics:
-        return None
-    return metrics
+    return record if record is not None and record.written("scenario", "is_successful") else None

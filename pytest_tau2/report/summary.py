@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_tau2.report import leaderboard
+from pytest_tau2.report.record import ScenarioRecord, Usage, read_records
+from pytest_tau2.report.run_record import ErrorEntry
 from pytest_tau2.scoring.signals import signal_specs
 
 
@@ -59,22 +61,22 @@ class Summary:
         return Rate(self.successful, self.scenarios - self.not_applicable)
 
 
-def summarize(metrics: Iterable[dict[str, Any]]) -> Summary:
+def summarize(metrics: Iterable[ScenarioRecord | Mapping[str, Any]]) -> Summary:
     summary = Summary()
-    for m in metrics:
+    for m in read_records(metrics):
         summary.scenarios += 1
-        _add_tokens(summary.tokens, m.get("token_usage") or {})
-        if m.get("infrastructure_error"):
+        _add_tokens(summary.tokens, m.token_usage)
+        if m.infrastructure_error:
             summary.infra_errors += 1
             continue
-        if m.get("stalled"):
+        if m.stalled:
             summary.stalled += 1
-            summary.stalled_turns.append(int(m.get("agent_turns") or 0))
+            summary.stalled_turns.append(m.agent_turns)
             _add_signals(m, summary.stalled_signals, None)
             continue
-        if m.get("is_successful") == "N/A":
+        if m.is_successful == "N/A":
             summary.not_applicable += 1
-        elif m.get("is_successful") is True:
+        elif m.is_successful is True:
             summary.successful += 1
         else:
             summary.failed += 1
@@ -82,40 +84,52 @@ def summarize(metrics: Iterable[dict[str, Any]]) -> Summary:
     return summary
 
 
-def _add_signals(m: dict[str, Any], gating_rates: dict[str, Rate], other_rates: dict[str, Rate] | None) -> None:
+def _add_signals(m: ScenarioRecord, gating_rates: dict[str, Rate], other_rates: dict[str, Rate] | None) -> None:
     """A signal counts in the rates of the scenarios it gates; elsewhere it is informational (or left out)."""
-    gating = set(m.get("success_signals") or [spec.key for spec in signal_specs()])
+    gating = set(m.gating)
     for spec in signal_specs():
         rates = gating_rates if spec.key in gating else other_rates
         if rates is None:
             continue
         if spec.evidence_field is not None:  # a rate signal counts its items (assertions, predicates)
-            for verdict in m.get(spec.evidence_field) or []:
-                rates[spec.label].add(verdict.get("passed") is True)
-        elif isinstance(m.get(spec.metric), bool):
-            rates[spec.label].add(m[spec.metric])
+            for passed in m.items_passed(spec):
+                rates[spec.label].add(passed is True)
+        else:
+            value = m.signal(spec)
+            if isinstance(value, bool):
+                rates[spec.label].add(value)
 
 
-def _add_tokens(total: dict[str, dict[str, Any]], usage: dict[str, Any]) -> None:
+def _add_tokens(total: dict[str, dict[str, Any]], usage: Mapping[str, Usage]) -> None:
     for side, u in usage.items():
         t = total.setdefault(side, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0})
         t.setdefault("replayed_calls", 0)
-        for key in ("calls", "prompt_tokens", "completion_tokens", "replayed_calls"):
-            t[key] += int(u.get(key) or 0)
+        for key, value in (
+            ("calls", u.calls),
+            ("prompt_tokens", u.prompt_tokens),
+            ("completion_tokens", u.completion_tokens),
+            ("replayed_calls", u.replayed_calls),
+        ):
+            t[key] += value
         if t["cost_usd"] is not None:
-            t["cost_usd"] = None if u.get("cost_usd") is None else t["cost_usd"] + u["cost_usd"]
+            t["cost_usd"] = None if u.cost_usd is None else t["cost_usd"] + u.cost_usd
 
 
-def render(metrics: list[dict[str, Any]], errored: Sequence[str | Mapping[str, Any]] | None = None) -> str:
+def render(
+    metrics: Sequence[ScenarioRecord | Mapping[str, Any]],
+    errored: Sequence[str | Mapping[str, Any] | ErrorEntry] | None = None,
+) -> str:
     """The text of all_summary.txt (and of the terminal summary).
 
     ``errored`` lists the items that ended without a result (bad data, a broken scenario class,
     a crashed worker): scenario names, or ``errors_without_result`` entries (``{scenario,
     reason}``) whose reasons are shown too. They count as not successful in the headline.
     """
-    total = summarize(metrics)
-    reasons = {str(e["scenario"]): str(e.get("reason") or "") for e in errored or [] if not isinstance(e, str)}
-    names = [e if isinstance(e, str) else str(e["scenario"]) for e in errored or []]
+    records = read_records(metrics)
+    total = summarize(records)
+    entries = [ErrorEntry.model_validate(e) if not isinstance(e, ErrorEntry) else e for e in errored or []]
+    reasons = {e.scenario: e.reason for e in entries}
+    names = [e.scenario for e in entries]
     total.scenarios += len(names)
     total.setup_errors = len(names)
     lines = [_headline(total)]
@@ -134,20 +148,20 @@ def render(metrics: list[dict[str, Any]], errored: Sequence[str | Mapping[str, A
         stalled = _rates(total.stalled_signals)
         lines.append(_stalled_line(total) + ("; their signals:" if stalled else ""))
         lines += stalled
-    comparable = leaderboard.summary_lines(metrics, names)  # tau2 reward and pass^k (docs/leaderboard.md)
+    comparable = leaderboard.summary_lines(records, names)  # tau2 reward and pass^k (docs/leaderboard.md)
     if comparable:
         lines += ["", *comparable]
-    domains = sorted({m.get("domain", "?") for m in metrics})
+    domains = sorted({m.domain or "?" for m in records})
     if len(domains) > 1:
         lines.append("")
         lines.append("Per domain:")
         for domain in domains:
-            in_domain = [m for m in metrics if m.get("domain") == domain]
+            in_domain = [m for m in records if (m.domain or "?") == domain]
             lines.append(f"  {domain}: {_headline(summarize(in_domain))}")
             lost = [name for name in names if name.startswith(f"{domain}__")]
             lines += [f"    {line}" for line in leaderboard.domain_lines(in_domain, lost)]
-    agents = sorted({str(m.get("agent")) for m in metrics if m.get("agent")})
-    users = sorted({str(m.get("user")) for m in metrics if m.get("user")})
+    agents = sorted({m.agent for m in records if m.agent})
+    users = sorted({m.user for m in records if m.user})
     if agents or users:
         lines.append("")
         lines.append(f"Agent: {', '.join(agents) or 'n/a'}; user: {', '.join(users) or 'n/a'}")

@@ -17,7 +17,8 @@ from typing import Any
 from pytest_tau2.conversation.protocol import Participant
 from pytest_tau2.environment.tools import resolve_tool
 from pytest_tau2.report import files
-from pytest_tau2.report.metrics import build_metrics
+from pytest_tau2.report.metrics import build_record
+from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.run import participants
 from pytest_tau2.run.agent_side import ProvidesAgentSide
 from pytest_tau2.run.outcome import ScenarioOutcome
@@ -35,7 +36,7 @@ _UNBUILT: Any = object()
 class TrialResult:
     """A finished trial as the results folder and the JUnit properties will hold it."""
 
-    metrics: dict[str, Any]
+    metrics: ScenarioRecord
     payload: dict[str, Any]
     """``{"folder", "metrics", "files"}``: what report/files.py writes."""
     infra_text: str | None
@@ -160,7 +161,7 @@ class Trial:
         infra = outcome.conversation.error
         infra_text = ctx.redact(str(infra)) if infra is not None else None
         recording = ctx.save_cassette()
-        metrics = build_metrics(
+        metrics = build_record(
             outcome,
             models=ctx.models(),
             data_pin=self.scenario.data_pin(self.settings),

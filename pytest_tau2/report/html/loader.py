@@ -1,9 +1,10 @@
-"""Read a results folder into typed records: the one place that knows the file layout.
+"""Read a results folder into typed records for the report: which files, and what the page derives.
 
-Every field has a default, so a folder written by an older or newer version loads: a field
-added to metrics.json later is one line in :class:`ScenarioResult` (and until then it is kept
-in ``model_extra`` and shown as-is in the scenario panel). A file that is not valid JSON, or a
-known field of the wrong type, is a :class:`ReportInputError` naming the file and the field.
+The files are read through the result record (:mod:`pytest_tau2.report.record`): every field
+has a default, so a folder written by an older or newer version loads, and a field this version
+does not know is kept in ``model_extra`` and shown as-is in the scenario panel. A file that is
+not valid JSON, or a known field of the wrong type, is a :class:`ReportInputError` naming the
+file and the field.
 """
 
 from __future__ import annotations
@@ -11,12 +12,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
+from pydantic import PrivateAttr, ValidationError
 
 from pytest_tau2.errors import Tau2Error
 from pytest_tau2.report import files
+from pytest_tau2.report.record import ScenarioRecord
+from pytest_tau2.report.run_record import ErrorEntry, RunMetrics
+from pytest_tau2.scoring.signals import SuccessSignal, signal_specs
+from pytest_tau2.scoring.tau2_signal import TAU2_REWARD
 
 METRICS = "metrics.json"
 ALL_METRICS = "all_metrics.json"
@@ -38,90 +43,17 @@ RAW_FILES = (
 )
 """The per-scenario files the panel links to, when they exist."""
 
-SIGNAL_OF_FIELD = {
-    "is_action_match": "action_match",
-    "db_state_match": "db_state_match",
-    "db_state_assertion_pass_rate": "db_state_assertion",
-    "nl_assertion_pass_rate": "nl_assertion",
-    "judge_passed": "judge_passed",
-    "clean_exit": "clean_exit",
-}
-
 
 class ReportInputError(Tau2Error):
     """A results folder the report cannot read (missing, not JSON, a field of the wrong type)."""
 
 
-class _Lenient(BaseModel):
-    model_config = ConfigDict(extra="allow", frozen=False)
+class ScenarioResult(ScenarioRecord):
+    """One metrics.json (the result record, :mod:`pytest_tau2.report.record`), with what the page
+    derives from it: its row key, outcome, markers and totals."""
 
-
-class Usage(_Lenient):
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    total_tokens: int = 0
-    cost_usd: float | None = 0.0
-
-
-class Check(_Lenient):
-    id: str
-    signal: str = ""
-    passed: bool | None = None
-    message: str = ""
-
-
-class Breakdown(_Lenient):
-    passed: list[str] = []
-    failed: list[str] = []
-    not_applicable: list[str] = []
-    excluded: dict[str, Any] = {}
-
-
-class ScenarioResult(_Lenient):
-    """One metrics.json (docs/output-files.md), plus the fields later versions add."""
-
-    schema_version: int = 1
-    scenario: str
-    domain: str = ""
-    tau2_id: str | None = None
-    description: str = ""
-    is_action_match: bool | None = None
-    db_state_match: bool | None = None
-    db_state_assertion_pass_rate: float | None = None
-    nl_assertion_pass_rate: float | None = None
-    judge_score: float | None = None
-    judge_passed: bool | None = None
-    clean_exit: bool | None = None
-    success_signals: list[str] = []
-    is_successful: bool | str | None = None
-    success_breakdown: Breakdown = Breakdown()
-    stalled: bool = False
-    stop_reason: str = ""
-    infrastructure_error: str | None = None
-    agent_turns: int = 0
-    duration_s: float = 0.0
-    conversation_duration_s: float = 0.0
-    tool_errors: int = 0
-    db_state_assertion_verdicts: list[dict[str, Any]] = []
-    nl_assertion_verdicts: list[dict[str, Any]] = []
-    checks: list[Check] = []
-    token_usage: dict[str, Usage] = {}
-    agent: str = ""
-    user: str = ""
-    models: dict[str, Any] = {}
-    data_pin: dict[str, Any] | None = None
-    labels: dict[str, Any] = {}
-    # Fields of later versions (trials, tau2's reward, resume and replay of model traffic).
-    # Their exact shapes are not fixed yet, so they are read loosely and shown when present.
-    trial: int | None = None
-    trials: int | None = None
-    tau2_reward: float | None = None
-    tau2_reward_breakdown: Any = None
-    resumed: Any = None
     replayed: Any = None
-    recording: Any = None
-    """``{mode, cassette, replayed_calls, recorded_calls}`` when model calls were recorded or replayed."""
+    """A marker of model traffic replayed from a cassette, written by earlier versions."""
 
     _of_several_trials: bool = PrivateAttr(default=True)
     """Set by the loader: False when the run has one trial per scenario (the index is then noise)."""
@@ -151,18 +83,19 @@ class ScenarioResult(_Lenient):
     @property
     def markers(self) -> list[str]:
         """Tags for the table: ``resumed``, ``replayed`` / ``recorded`` (model traffic), ``stalled``."""
-        recording = self.recording if isinstance(self.recording, dict) else {}
+        recording = self.recording
         found = ["resumed"] if self.resumed else []
-        if self.replayed or recording.get("replayed_calls"):
+        if self.replayed or (recording is not None and recording.replayed_calls):
             found.append("replayed")
-        if recording.get("recorded_calls"):
+        if recording is not None and recording.recorded_calls:
             found.append("recorded")
         return [*found, "stalled"] if self.stalled else found
 
     @property
     def failed_signals(self) -> list[str]:
         """The gating signals that failed, as signal names; ``stalled`` when the agent stalled."""
-        names = [SIGNAL_OF_FIELD.get(name, name) for name in self.success_breakdown.failed]
+        key_of = {spec.metric: spec.key for spec in signal_specs()}
+        names = [key_of.get(name, name) for name in self.success_breakdown.failed]
         return [*names, "stalled"] if self.stalled else names
 
     @property
@@ -180,6 +113,18 @@ class ScenarioResult(_Lenient):
     @property
     def total_tokens(self) -> int:
         return sum(u.total_tokens or u.prompt_tokens + u.completion_tokens for u in self.token_usage.values())
+
+
+def known_fields() -> list[str]:
+    """The metrics fields the page shows in their own places; the scenario panel lists the others
+    under "Other fields": the record's fixed fields, the six signals' values and evidence, and the
+    tau2 reward and its breakdown (the panel's reward block)."""
+    shown = set(ScenarioResult.model_fields)
+    for spec in signal_specs():
+        if spec.key in SuccessSignal.__members__.values():
+            shown.update(name for name in (spec.metric, spec.evidence_field) if name)
+    shown.update((TAU2_REWARD.metric, "tau2_reward_breakdown"))
+    return sorted(shown)
 
 
 @dataclass
@@ -221,12 +166,15 @@ def parse_scenario(data: Any, where: str) -> ScenarioResult:
     if not isinstance(data, dict):
         raise ReportInputError(f"{where}: expected a metrics object, found {type(data).__name__}")
     try:
-        return ScenarioResult.model_validate(data)
+        return ScenarioResult.read(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors(include_url=False)
-        )
-        raise ReportInputError(f"{where}: {problems}") from exc
+        raise ReportInputError(f"{where}: {_problems(exc)}") from exc
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors(include_url=False)
+    )
 
 
 def load_run(path: Path) -> Run:
@@ -236,15 +184,16 @@ def load_run(path: Path) -> Run:
         raise ReportInputError(f"{path}: not a results folder (no such directory)")
     per_folder = _scan_metrics_files(path)  # keyed by (scenario, trial)
     all_metrics = path / ALL_METRICS
-    top: dict[str, Any] = {}
+    top = RunMetrics()
     if all_metrics.is_file():
         raw = read_json(all_metrics)
-        if not isinstance(raw, dict) or not isinstance(raw.get("scenarios", []), list):
-            raise ReportInputError(f"{all_metrics}: expected an object with a 'scenarios' list")
-        top = raw
-        scenarios = [
-            parse_scenario(item, f"{all_metrics}: scenarios[{i}]") for i, item in enumerate(raw.get("scenarios", []))
-        ]
+        try:
+            top = RunMetrics.read(raw, lambda item, i: parse_scenario(item, f"{all_metrics}: scenarios[{i}]"))
+        except TypeError:
+            raise ReportInputError(f"{all_metrics}: expected an object with a 'scenarios' list") from None
+        except ValidationError as exc:
+            raise ReportInputError(f"{all_metrics}: {_problems(exc)}") from exc
+        scenarios = cast(list[ScenarioResult], top.scenarios)  # made by parse_scenario
     elif per_folder:
         scenarios = [result for result, _ in per_folder.values()]
     else:
@@ -260,10 +209,10 @@ def load_run(path: Path) -> Run:
         path=path,
         scenarios=scenarios,
         folders=folders,
-        errors_without_result=[_error_entry(e) for e in top.get("errors_without_result") or []],
+        errors_without_result=[_error_entry(e) for e in top.errors_without_result],
         summary_text=summary.read_text("utf-8", errors="replace") if summary.is_file() else "",
-        pass_k=top.get("pass_hat_k", top.get("pass_k")),
-        extra={k: v for k, v in top.items() if k not in ("scenarios", "errors_without_result", "pass_hat_k", "pass_k")},
+        pass_k=top.pass_k_block(),
+        extra={k: v for k, v in (top.model_extra or {}).items() if k != "pass_k"},
         info=info if isinstance(info, dict) else {},
     )
 
@@ -276,12 +225,8 @@ def _scan_metrics_files(path: Path) -> dict[tuple[str, int | None], tuple[Scenar
     return found
 
 
-def _error_entry(entry: Any) -> ErrorWithoutResult:
-    if isinstance(entry, dict):
-        name = entry.get("scenario") or entry.get("name") or entry.get("nodeid") or "?"
-        reason = entry.get("reason") or entry.get("error") or entry.get("message") or ""
-        return ErrorWithoutResult(str(name), str(reason))
-    return ErrorWithoutResult(str(entry))
+def _error_entry(entry: ErrorEntry) -> ErrorWithoutResult:
+    return ErrorWithoutResult(entry.scenario, entry.why)
 
 
 def load_details(folder: Path | None, *, text_limit: int = 20_000) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from markupsafe import Markup
 
 from pytest_tau2.report import files
 from pytest_tau2.report.html import formatting
-from pytest_tau2.report.html.loader import Run, ScenarioResult, load_details, load_run, raw_files
+from pytest_tau2.report.html.loader import Run, ScenarioResult, known_fields, load_details, load_run, raw_files
 from pytest_tau2.report.html.overview_charts import overview_charts
 from pytest_tau2.report.html.stats import OUTCOMES, failed_signals, overview, page_signals, signal_keys
 
@@ -35,10 +35,6 @@ CHUNK scenarios to an element, and inflated by the browser's DecompressionStream
 opens. On the 2,285-scenario telecom bench (51 MB of details JSON) this gives a report of about
 12 MB; one gzip stream per scenario gave 19 MB, as a scenario alone repeats too little."""
 CHUNK = 32
-
-KNOWN_FIELDS = sorted(ScenarioResult.model_fields)
-"""The fields the panel shows in their place; the others go under "Other fields" (the registered
-signals' fields are added where the report is built: the panel's signal list shows them)."""
 
 
 @dataclass
@@ -177,7 +173,7 @@ def _payload(runs: list[Run], labels: list[str], base: Path, compress: bool | No
             for label, run in zip(labels, runs, strict=True)
         ],
         "rows": list(rows.values()),
-        "known": sorted({*KNOWN_FIELDS, *keys}),
+        "known": sorted({*known_fields(), *keys}),  # the registered signals' fields: the panel's signal list
         "signals": page_signals(),
     }
     return index, details
@@ -225,7 +221,7 @@ def _cell(result: ScenarioResult, element_id: str, keys: dict[str, str]) -> dict
         "dur": round(result.duration_s, 3),
         "cost": result.cost_usd,
         "tok": result.total_tokens,
-        "rw": result.tau2_reward,
+        "rw": result.signal("tau2_reward"),
         "mk": result.markers,
         "err": (result.infrastructure_error or "")[:300],
         "d": element_id,

@@ -164,7 +164,7 @@ def overview(run: Run, label: str) -> Overview:
             "user": sorted({r.user for r in results if r.user}),
         },
         models=_models(results),
-        data_pins=_distinct([r.data_pin for r in results if r.data_pin]),
+        data_pins=_distinct([r.data_pin.document() for r in results if r.data_pin]),
         markers={
             "trials": len({r.shown_trial for r in results if r.shown_trial is not None}),
             "resumed": sum(1 for r in results if "resumed" in r.markers),
@@ -206,8 +206,9 @@ def _success(results: list[ScenarioResult], missing: int) -> Rate:
 def _reward(results: list[ScenarioResult]) -> Mean:
     mean = Mean()
     for r in results:
-        if r.tau2_reward is not None:
-            mean.add(float(r.tau2_reward))
+        reward = r.signal("tau2_reward")
+        if reward is not None:
+            mean.add(float(reward))
     return mean
 
 
@@ -279,7 +280,7 @@ def _reward_components(results: list[ScenarioResult]) -> list[tuple[str, Mean]]:
     """Average of each component in ``tau2_reward_breakdown`` (numbers or booleans, by name)."""
     components: dict[str, Mean] = {}
     for r in results:
-        for name, value in _numeric_items(r.tau2_reward_breakdown):
+        for name, value in _numeric_items(r.detail("tau2_reward_breakdown")):
             components.setdefault(name, Mean()).add(value)
     return sorted(components.items())
 
