@@ -32,7 +32,8 @@ from pytest_tau2.scoring.signals import (
 def record(tmp_path_factory: pytest.TempPathFactory) -> ScenarioRecord:
     """The record of one real scenario run (the restaurant oracle), made in-process without pytest."""
     from pytest_tau2.domains.restaurant import RestaurantBaseScenario
-    from pytest_tau2.run import participants, run_scenario
+    from pytest_tau2.run import run_scenario
+    from pytest_tau2.run.trial import Trial
     from pytest_tau2.settings import Settings
 
     root = tmp_path_factory.mktemp("data")
@@ -50,12 +51,9 @@ def record(tmp_path_factory: pytest.TempPathFactory) -> ScenarioRecord:
 
     settings = Settings(eval_data_root=str(root))
     scenario = Cola().bind(settings)
-    context = participants.Context.for_scenario(scenario, settings)
-    outcome = asyncio.run(
-        run_scenario(
-            scenario, agent=participants.make_agent(context), user=participants.make_user(context), settings=settings
-        )
-    )
+    trial = Trial(scenario, settings)
+    context = trial.context
+    outcome = asyncio.run(run_scenario(scenario, agent=trial.agent, user=trial.user, settings=settings))
     return build_record(
         outcome,
         models=context.models(),
@@ -63,7 +61,7 @@ def record(tmp_path_factory: pytest.TempPathFactory) -> ScenarioRecord:
         token_usage=context.usage.to_dict(),
         agent_kind="oracle",
         user_kind="scripted",
-        trial=context.trial_record(),
+        trial=trial.record(),
     )
 
 
