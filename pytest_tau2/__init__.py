@@ -45,6 +45,10 @@ _LAZY = {
     "ParticipantKind": "pytest_tau2.run.participants",
     "register_participant_kind": "pytest_tau2.run.participants",
     "Registry": "pytest_tau2.extension.registry",
+    "RunView": "pytest_tau2.report.views",
+    "register_report_view": "pytest_tau2.report.views",
+    "Transport": "pytest_tau2.llm.transport",
+    "register_transport": "pytest_tau2.llm.transport",
 }
 
 
@@ -69,6 +73,7 @@ __all__ = [
     "Registry",
     "Reply",
     "Resources",
+    "RunView",
     "Scenario",
     "ScenarioDefinitionError",
     "SignalSpec",
@@ -79,12 +84,15 @@ __all__ = [
     "ToolCall",
     "ToolDefinitionError",
     "ToolError",
+    "Transport",
     "evaluate_db_state_assertion",
     "list_registered_predicates",
     "register_db_state_predicate",
     "register_eval_scenario",
     "register_participant_kind",
+    "register_report_view",
     "register_scenario_source",
     "register_signal",
+    "register_transport",
     "unregister_signal",
 ]

@@ -20,6 +20,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pytest_tau2.extension.registry import Registry, load_entry_points
+
 if TYPE_CHECKING:
     from pytest_tau2.llm.cassette import Cassette
     from pytest_tau2.llm.completion import Completion
@@ -72,32 +74,32 @@ class Transport(Protocol):
         ...
 
 
-_TRANSPORTS: dict[str, Transport] = {}
+_TRANSPORTS: Registry[str, Transport] = Registry("LLM transport", describe=lambda t: f"{type(t).__qualname__}")
+"""Every transport by name (extension/registry.py)."""
 _ORDER: tuple[Transport, ...] = ()
 
 
 def register_transport(transport: Transport, *, replace: bool = False) -> Transport:
     """Add ``transport`` to the table; an existing name is refused unless ``replace``."""
-    existing = _TRANSPORTS.get(transport.name)
-    if existing is not None and existing is not transport and not replace:
-        raise ValueError(f"an LLM transport named {transport.name!r} is already registered (pass replace=True)")
-    _TRANSPORTS[transport.name] = transport
+    _TRANSPORTS.register(transport.name, transport, replace=replace)
     _reorder()
     return transport
 
 
 def unregister_transport(name: str) -> None:
     """Remove a registered transport (tests and plugins that add one temporarily)."""
-    _TRANSPORTS.pop(name, None)
+    _TRANSPORTS.unregister(name)
     _reorder()
 
 
 def transports() -> tuple[Transport, ...]:
-    """The registered transports in the order a call asks them."""
+    """The registered transports in the order a call asks them (a package's, from the
+    ``pytest_tau2`` entry points, included)."""
+    load_entry_points()
     return _ORDER
 
 
 def _reorder() -> None:
     global _ORDER
     # Sorted once per registration, not per call: acomplete walks this tuple on every call.
-    _ORDER = tuple(sorted(_TRANSPORTS.values(), key=lambda t: t.priority))
+    _ORDER = tuple(sorted(_TRANSPORTS.registered(), key=lambda t: t.priority))

@@ -24,6 +24,7 @@ from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.run_folder import RunFolder
 from pytest_tau2.report.run_record import ErrorEntry, RunMetrics
 from pytest_tau2.report.summary import render
+from pytest_tau2.report.views import RunFiles, write_views
 
 UNREPORTED_KEY = "tau2_unreported"
 """``workeroutput`` key: the payloads of a worker's conversations that finished for items it
@@ -165,15 +166,10 @@ class RunReport:
         metrics, errors = self.entries()
         lost = [e.scenario for e in errors]
         document = RunMetrics.of(metrics, errors, pass_hat_k_document(metrics, lost))
-        files.write_json(self.results_dir / "all_metrics.json", document.document())
         self.summary_text = self._text(session, metrics, errors)  # the terminal summary prints the same text
-        files.write_text(self.results_dir / "all_summary.txt", self.summary_text)
-        try:
-            from pytest_tau2.report.html import write_report
-
-            write_report([self.results_dir], self.results_dir / "report.html")
-        except Exception as exc:  # the report is a view: never lose the run over it
-            self.write_failures.append(f"report.html: {type(exc).__name__}: {exc}")
+        run = RunFiles(self.results_dir, metrics, errors, document, self.summary_text)
+        for name, exc in write_views(run):  # a view must never lose the run
+            self.write_failures.append(f"{name}: {type(exc).__name__}: {exc}")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker or not self.started or self.session is None:

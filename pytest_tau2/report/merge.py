@@ -38,6 +38,7 @@ from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.run_folder import LOCK_FILE, RUN_FILE
 from pytest_tau2.report.run_record import ErrorEntry, RunInfo, RunMetrics
 from pytest_tau2.report.shards import Shard, parse_shard
+from pytest_tau2.report.views import RunFiles, write_views
 
 JUNIT_NAME = "junit.xml"
 """Where a shard's JUnit file is looked for (``--junitxml=<results dir>/junit.xml``), and the merged one's name."""
@@ -216,8 +217,6 @@ def merge(dirs: Sequence[Path], into: Path, *, junit: Sequence[Path] | None = No
     metrics = [m for _, m in entries]
     errors = sorted((e for f in folders for e in f.errors), key=lambda e: e.scenario)
     document, warnings = _all_metrics(folders, metrics, errors)
-    files.write_json(into / "all_metrics.json", document.document())
-    files.write_text(into / "all_summary.txt", _summary(folders, metrics, errors))
     info = RunInfo(
         fingerprint=folders[0].fingerprint,
         pytest_tau2=__version__,
@@ -231,12 +230,9 @@ def merge(dirs: Sequence[Path], into: Path, *, junit: Sequence[Path] | None = No
     )
     files.write_json(into / RUN_FILE, info.document())
     cases = merge_junit(junit_files, into / JUNIT_NAME) if junit_files else None
-    try:
-        from pytest_tau2.report.html import write_report
-
-        write_report([into], into / "report.html")
-    except Exception as exc:  # the report is a view of the merged files: never lose the merge over it
-        warnings.append(f"report.html not written: {type(exc).__name__}: {exc}")
+    run = RunFiles(into, metrics, errors, document, _summary(folders, metrics, errors))
+    for name, exc in write_views(run):  # a view of the merged files: never lose the merge over it
+        warnings.append(f"{name} not written: {type(exc).__name__}: {exc}")
     return Merged(into, len(metrics), len(errors), cases, warnings)
 
 

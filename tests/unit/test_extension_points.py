@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from pytest_tau2.extension.registry import Registry
+from pytest_tau2.llm import transport
+from pytest_tau2.report import views
 from pytest_tau2.run import participants
 from pytest_tau2.scenario import registry as scenarios
 from pytest_tau2.scoring import predicates
@@ -33,8 +35,37 @@ def test_a_registry_refuses_a_second_entry_under_one_key_unless_replaced() -> No
 
 
 def test_every_extension_point_is_a_registry() -> None:
-    for table in (SIGNALS, participants._KINDS, predicates.DB_STATE_PREDICATES, scenarios.REGISTRY, scenarios.SOURCES):
+    tables = (SIGNALS, participants._KINDS, predicates.DB_STATE_PREDICATES, scenarios.REGISTRY, scenarios.SOURCES)
+    for table in (*tables, transport._TRANSPORTS, views.VIEWS):
         assert isinstance(table, Registry)
+    assert [t.name for t in transport.transports()] == ["cassette", "wire", "litellm"]
+    assert list(views.VIEWS) == ["all_metrics.json", "all_summary.txt", "report.html"]
+
+
+def test_a_registered_report_view_is_written_with_the_others_and_may_fail_alone(tmp_path: Path) -> None:
+    seen: list[int] = []
+
+    def count(run: views.RunFiles) -> None:
+        seen.append(len(run.records))
+        (run.results_dir / "count.txt").write_text(str(len(run.records)), "utf-8")
+
+    def broken(run: views.RunFiles) -> None:
+        raise OSError("disk full")
+
+    from pytest_tau2.report.run_record import RunMetrics
+
+    run = views.RunFiles(tmp_path, [], [], RunMetrics.of([], [], {}), "Success rate: 0/0\n")
+    views.register_report_view(views.RunView("count.txt", count))
+    views.register_report_view(views.RunView("broken.txt", broken))
+    try:
+        failed = views.write_views(run)
+    finally:
+        views.VIEWS.unregister("count.txt")
+        views.VIEWS.unregister("broken.txt")
+    assert [(name, str(exc)) for name, exc in failed] == [("broken.txt", "disk full")]
+    assert (tmp_path / "count.txt").read_text("utf-8") == "0" and seen == [0]
+    assert (tmp_path / "all_summary.txt").read_text("utf-8") == "Success rate: 0/0\n"
+    assert (tmp_path / "all_metrics.json").exists() and (tmp_path / "report.html").exists()
 
 
 PACKAGE = """
