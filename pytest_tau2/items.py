@@ -44,7 +44,7 @@ T = TypeVar("T")
 SETTINGS_KEY = pytest.StashKey[Settings]()
 CATALOG_KEY = pytest.StashKey["ScenarioCatalog"]()
 RESULT_KEY = pytest.StashKey[dict[str, Any]]()
-SAVED_KEY = pytest.StashKey[dict[str, ScenarioRecord]]()
+SAVED_KEY = pytest.StashKey[dict[str, dict[str, Any]]]()
 """``--tau2-resume``: the complete saved metrics by result folder."""
 """The item's result payload (files + metrics), attached to its setup report."""
 PARAM = "tau2_scenario_name"
@@ -308,8 +308,8 @@ class SavedResult:
     metrics: ScenarioRecord
 
 
-def _resumed(node: pytest.Item, saved: ScenarioRecord) -> SavedResult:
-    metrics = saved.model_copy(update={"resumed": True})
+def _resumed(node: pytest.Item, saved: dict[str, Any]) -> SavedResult:
+    metrics = ScenarioRecord.read(saved).model_copy(update={"resumed": True})
     node.stash[RESULT_KEY] = {"folder": result_folder(node), "metrics": metrics.document(), "files": {}}
     _record_properties(node, metrics)
     return SavedResult(metrics)
