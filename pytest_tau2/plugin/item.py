@@ -247,8 +247,8 @@ class SavedResult:
     metrics: ScenarioRecord
 
 
-def _resumed(node: pytest.Item, saved: ScenarioRecord) -> SavedResult:
-    metrics = saved.model_copy(update={"resumed": True})
+def _resumed(node: pytest.Item, saved: dict[str, Any]) -> SavedResult:
+    metrics = ScenarioRecord.read(saved).model_copy(update={"resumed": True})
     node.stash[RESULT_KEY] = {"folder": result_folder(node), "metrics": metrics.document(), "files": {}}
     _record_properties(node, metrics)
     return SavedResult(metrics)

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.run.catalog import Catalog
 from pytest_tau2.settings import Settings
 
@@ -18,8 +17,9 @@ CATALOG_KEY = pytest.StashKey[Catalog]()
 """Every scenario of the run (run/catalog.py)."""
 RESULT_KEY = pytest.StashKey[dict[str, Any]]()
 """The item's result payload (files + metrics), attached to its setup report."""
-SAVED_KEY = pytest.StashKey[dict[str, ScenarioRecord]]()
-"""``--tau2-resume``: the complete saved metrics by result folder."""
+SAVED_KEY = pytest.StashKey[dict[str, dict[str, Any]]]()
+"""``--tau2-resume``: the complete saved results by result folder, as record documents (plain
+values: they travel to xdist workers); read through the record where they stand in for a run."""
 PARAM = "tau2_scenario_name"
 TRIAL_PARAM = "tau2_trial"
 SCENARIO_PROPERTY = "tau2_scenario"

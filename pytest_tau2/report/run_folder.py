@@ -71,8 +71,9 @@ class RunFolder:
         self.path = path
         self.settings = settings
         self.resuming = settings.resume is not None
-        self.saved: dict[str, ScenarioRecord] = {}
-        """Complete saved results by result folder name (the scenario's, or its trial's; resume only)."""
+        self.saved: dict[str, dict[str, Any]] = {}
+        """Complete saved results by result folder name (the scenario's, or its trial's; resume only),
+        as :meth:`ScenarioRecord.document` objects: plain values, so that they travel to xdist workers."""
         self.moved: list[str] = []
         self._lock: IO[str] | None = None
 
@@ -167,7 +168,7 @@ class RunFolder:
                 continue
             metrics = _complete(child)
             if metrics is not None and not metrics.infrastructure_error:
-                self.saved[child.name] = metrics
+                self.saved[child.name] = metrics.document()
                 continue
             # In flight when the run stopped (no metrics.json), or errored: run again, keep the old files.
             suffix = "killed" if metrics is None else "rerun"
