@@ -22,7 +22,7 @@ from pytest_tau2.settings import OPTIONS, Settings, resolve
 
 
 def settings_of(config: pytest.Config) -> Settings:
-    """The controller's settings (a worker receives the controller's: workers.py)."""
+    """The controller's settings (a worker receives the controller's: worker_settings.py)."""
     check_separated_path_options(config)
     join_path_options(config)
     return settings_from_config(config)

@@ -3,9 +3,9 @@
 pytest itself only reports "284 deselected", so a typo (``-k tau2_retial``) looks like an
 empty suite. ``--tau2-scenarios`` already names the closest scenarios for its patterns; this
 does the same for ``-k``. (A ``-k`` aimed at a domain whose data is missing selects that
-domain's ``<domain>__unavailable`` item instead, which shows the reason: plugin.py.)
+domain's ``<domain>__unavailable`` item instead, which shows the reason: plugin/selection.py.)
 :func:`hint` is plain text logic; :class:`SelectionHints` is the pytest plugin object that
-feeds it (registered by plugin.py; hooks by name, so this module does not import pytest).
+feeds it (registered by plugin/session.py; hooks by name, so this module does not import pytest).
 Under xdist the workers collect, so a worker hands its hint to the controller through
 ``workeroutput``, and the controller prints it once.
 """

@@ -1,7 +1,7 @@
 """A scenario's sub-results as one test outcome: the failure text and the JUnit properties.
 
 Each check of a scenario is a pytest subtest, shown on its own line in the terminal. JUnit XML
-has one ``<testcase>`` per scenario instead (plugin.py keeps the subtest reports out of it), so
+has one ``<testcase>`` per scenario instead (plugin/session.py keeps the subtest reports out of it), so
 what a CI reader needs from the sub-results travels with that testcase: a ``check:<id>``
 property per sub-result, and, when any failed, a failure text listing every one of them.
 """

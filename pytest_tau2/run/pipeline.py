@@ -1,6 +1,6 @@
 """ONE scenario end to end, without pytest: seed -> conversation -> gold replay -> judge -> score.
 
-The pytest adapter (plugin.py), the prefetcher and any script call :func:`run_scenario`; the
+The pytest adapter (plugin/), the prefetcher and any script call :func:`run_scenario`; the
 agent may run in process or behind a WebSocket (its :class:`~pytest_tau2.run.agent_side.AgentSide`
 differs, nothing else does). Infrastructure failures surface in ``outcome.conversation.error``
 with ``stop_reason == "error"``.

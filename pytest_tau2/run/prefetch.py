@@ -9,7 +9,7 @@ to the LLM-bound ideal without paying N interpreter starts and N litellm imports
 Only built-in participants are prefetched (they can be built without the item's fixtures);
 an overridden ``tau2_agent``/``tau2_user``/``tau2_judge`` fixture runs sequentially as usual.
 Under xdist each worker keeps N conversations in flight over the items queued on it
-(worker_queue.py reads that queue; the controller keeps it deep enough).
+(plugin/xdist_scheduler.py reads that queue; the controller keeps it deep enough).
 """
 
 from __future__ import annotations

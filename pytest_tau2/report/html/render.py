@@ -102,7 +102,7 @@ def render_report(runs: list[Run], base: Path, *, compress: bool | None = None) 
 @functools.cache
 def template() -> Template:
     """The page template, compiled once per process (~60 ms). A long run compiles it while it
-    waits for its conversations (concurrency.py), so the end of the run does not pay for it."""
+    waits for its conversations (plugin/prefetching.py), so the end of the run does not pay for it."""
     env = Environment(
         loader=PackageLoader("pytest_tau2.report.html", "templates"),
         autoescape=select_autoescape(["html", "j2"], default_for_string=True, default=True),
