@@ -67,10 +67,6 @@ def shape(package: Path) -> Shape:
     )
 
 
-def _type_checking_capable() -> bool:
-    return "type_checking" in arch.import_graph.__code__.co_varnames
-
-
 def table(rows: dict[str, Shape]) -> str:
     labels = list(rows)
     lines = ["| | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
