@@ -41,42 +41,9 @@ def test_every_top_level_field_is_required_typed_and_described() -> None:
 @pytest.fixture(scope="module")
 def real_metrics(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """metrics.json of one real scenario run, produced in-process without pytest."""
-    import asyncio
+    from tests.support.records import cola_record
 
-    from pytest_tau2.domains.restaurant import RestaurantBaseScenario
-    from pytest_tau2.report.metrics import build_metrics
-    from pytest_tau2.run import participants, run_scenario
-    from pytest_tau2.settings import Settings
-
-    root = tmp_path_factory.mktemp("data")
-    (root / "restaurant").mkdir()
-    (root / "restaurant" / "orders.json").write_text('{"orders": []}')
-
-    class Cola(RestaurantBaseScenario):
-        name = "restaurant__schema_cola"
-        reference_answer = {
-            "items": [{"name": "Cola", "unit_price": "1.99", "quantity": "1"}],
-            "customer_name": "Al",
-            "customer_phone": "1",
-            "total_price": "1.99",
-        }
-
-    settings = Settings(eval_data_root=str(root))
-    scenario = Cola().bind(settings)
-    context = participants.Context.for_scenario(scenario, settings)
-    outcome = asyncio.run(
-        run_scenario(
-            scenario, agent=participants.make_agent(context), user=participants.make_user(context), settings=settings
-        )
-    )
-    metrics = build_metrics(
-        outcome,
-        models=context.models(),
-        data_pin=None,
-        token_usage=context.usage.to_dict(),
-        agent_kind="oracle",
-        user_kind="scripted",
-    )
+    metrics = cola_record(tmp_path_factory.mktemp("data"), "schema_cola").document()
     return dict(json.loads(json.dumps(metrics, default=str)))
 
 

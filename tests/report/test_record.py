@@ -4,7 +4,6 @@ the signal table (also for a signal registered at run time), files of other vers
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from pytest_tau2.report import files
-from pytest_tau2.report.metrics import build_record, metrics_schema
+from pytest_tau2.report.metrics import metrics_schema
 from pytest_tau2.report.record import HEAD, MIDDLE, TAIL, ScenarioRecord, record_type
 from pytest_tau2.report.run_record import ErrorEntry, RunInfo, RunMetrics
 from pytest_tau2.scoring.signals import (
@@ -26,43 +25,13 @@ from pytest_tau2.scoring.signals import (
     signal_specs,
     unregister_signal,
 )
+from tests.support.records import cola_record
 
 
 @pytest.fixture(scope="module")
 def record(tmp_path_factory: pytest.TempPathFactory) -> ScenarioRecord:
     """The record of one real scenario run (the restaurant oracle), made in-process without pytest."""
-    from pytest_tau2.domains.restaurant import RestaurantBaseScenario
-    from pytest_tau2.run import run_scenario
-    from pytest_tau2.run.trial import Trial
-    from pytest_tau2.settings import Settings
-
-    root = tmp_path_factory.mktemp("data")
-    (root / "restaurant").mkdir()
-    (root / "restaurant" / "orders.json").write_text('{"orders": []}')
-
-    class Cola(RestaurantBaseScenario):
-        name = "restaurant__record_cola"
-        reference_answer = {
-            "items": [{"name": "Cola", "unit_price": "1.99", "quantity": "1"}],
-            "customer_name": "Al",
-            "customer_phone": "1",
-            "total_price": "1.99",
-        }
-
-    settings = Settings(eval_data_root=str(root))
-    scenario = Cola().bind(settings)
-    trial = Trial(scenario, settings)
-    context = trial.context
-    outcome = asyncio.run(run_scenario(scenario, agent=trial.agent, user=trial.user, settings=settings))
-    return build_record(
-        outcome,
-        models=context.models(),
-        data_pin=None,
-        token_usage=context.usage.to_dict(),
-        agent_kind="oracle",
-        user_kind="scripted",
-        trial=trial.record(),
-    )
+    return cola_record(tmp_path_factory.mktemp("data"), "record_cola")
 
 
 def test_the_document_has_every_field_in_the_files_order(record: ScenarioRecord) -> None:
