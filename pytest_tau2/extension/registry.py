@@ -6,7 +6,7 @@ A leaf: it imports nothing of pytest_tau2 (except errors), so every layer can ho
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 from typing import Generic, TypeVar
@@ -119,6 +119,25 @@ class Registry(Mapping[K, V], Generic[K, V]):
     def __contains__(self, key: object) -> bool:
         load_entry_points()
         return key in self._entries
+
+    # Mapping's own views walk the keys through __getitem__; these read the dict at once (the
+    # signal table is read several times per scenario).
+
+    def keys(self) -> KeysView[K]:
+        load_entry_points()
+        return self._entries.keys()
+
+    def values(self) -> ValuesView[V]:
+        load_entry_points()
+        return self._entries.values()
+
+    def items(self) -> ItemsView[K, V]:
+        load_entry_points()
+        return self._entries.items()
+
+    def get(self, key: K, default: V | None = None) -> V | None:  # type: ignore[override]
+        load_entry_points()
+        return self._entries.get(key, default)
 
     def __repr__(self) -> str:
         return f"Registry({self.what!r}, {len(self._entries)} entries)"
