@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 import re
 import string
-from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import cast
 
 _PUNCT = str.maketrans("", "", string.punctuation)
