@@ -7,11 +7,11 @@ session, so every connection gets its own agent (and its own gold plan).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from pytest_tau2.bot.session import AgentFactory
 from pytest_tau2.conversation.offline import OracleAgent
-from pytest_tau2.conversation.protocol import Reply
+from pytest_tau2.conversation.protocol import Participant, Reply
+from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.settings import Settings
 
@@ -23,7 +23,7 @@ class AgentUnavailable(Exception):
 def oracle_factory(min_turns: int = 3) -> AgentFactory:
     """The in-process oracle: replays the scenario's gold actions, speaks ``min_turns`` times, exits."""
 
-    def make(scenario: Scenario, settings: Settings) -> Any:
+    def make(scenario: Scenario, settings: Settings) -> Participant:
         from pytest_tau2.run.participants import Context  # the same gold plan the in-process oracle gets
 
         return RemoteOracle(OracleAgent(Context.for_scenario(scenario, settings).plan, min_turns=max(min_turns, 1)))
@@ -43,7 +43,7 @@ class RemoteOracle:
     oracle: OracleAgent
     waiting_on_user: bool = False
 
-    async def respond(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
+    async def respond(self, messages: list[JSONObject], tools: list[JSONObject]) -> Reply:
         plan = self.oracle.plan
         if self.waiting_on_user and messages and messages[-1].get("role") == "user":
             plan.take("user")
@@ -73,7 +73,7 @@ def litellm_factory(
     if config is None:
         raise AgentUnavailable(f"--model {model!r} does not name a model")
 
-    def make(scenario: Scenario, settings: Settings) -> Any:
+    def make(scenario: Scenario, settings: Settings) -> Participant:
         return LiteLLMAgent(config, RetryPolicy(max_retries=retries, timeout_s=timeout_s), UsageMeter())
 
     return make

@@ -23,6 +23,7 @@ from pytest_tau2.bot.protocol import PROTOCOL_VERSION, decode, encode, error_fra
 from pytest_tau2.bot.remote import RemoteAgentSide
 from pytest_tau2.conversation.protocol import Reply, ToolCall
 from pytest_tau2.environment.env import ToolResult
+from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.errors import InfrastructureError, ProtocolError
 from pytest_tau2.llm.secrets import mask_url
 from pytest_tau2.scenario.base import Scenario
@@ -122,7 +123,7 @@ class WebSocketAgent:
         self.initialized = await self._receive("initialized", "the answer to apply_initialization")
         return self.initialized
 
-    async def respond(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
+    async def respond(self, messages: list[JSONObject], tools: list[JSONObject]) -> Reply:
         """Send the new user utterance; return the bot's tool calls (with results queued) or its words."""
         if self._buffered_text is not None:  # the words that followed the tool calls returned last time
             text, self._buffered_text = self._buffered_text, None

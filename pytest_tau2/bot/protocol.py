@@ -10,12 +10,14 @@ names the problem and quotes an excerpt of the frame. See docs/websocket.md.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from typing import Any, Literal
 
 import jsonschema
 
+from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.errors import ProtocolError
 
 PROTOCOL_VERSION = 1
@@ -44,9 +46,9 @@ def _validator(frame_type: str) -> jsonschema.protocols.Validator:
     return jsonschema.validators.validator_for(document)(document)
 
 
-def excerpt(raw: str | bytes | dict[str, Any], limit: int = EXCERPT_CHARS) -> str:
+def excerpt(raw: str | bytes | Mapping[str, object], limit: int = EXCERPT_CHARS) -> str:
     """A short, single-line quote of a frame for error messages."""
-    if isinstance(raw, dict):
+    if isinstance(raw, Mapping):
         text = json.dumps(raw, default=str)
     elif isinstance(raw, bytes):
         text = repr(raw[:limit])
@@ -100,17 +102,20 @@ def encode(frame: dict[str, Any], sender: Sender) -> str:
     return text
 
 
-def error_frame(code: str, message: str) -> dict[str, Any]:
+def error_frame(code: str, message: str) -> JSONObject:
     """An ``error`` frame (the sender closes the connection after it)."""
     return {"type": "error", "code": code, "message": message}
 
 
-def wire_arguments(arguments: dict[str, Any] | str) -> dict[str, Any] | str:
+def wire_arguments(arguments: Mapping[str, JSONValue] | str | None) -> JSONObject | str:
     """Tool-call arguments for a frame: a JSON object when they are one (a raw string is parsed), else the text."""
     if isinstance(arguments, dict):
         return arguments
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    text = arguments or ""
     try:
-        parsed = json.loads(arguments) if arguments else {}
+        parsed = json.loads(text) if text else {}
     except json.JSONDecodeError:
-        return arguments
-    return parsed if isinstance(parsed, dict) else arguments
+        return text
+    return parsed if isinstance(parsed, dict) else text

@@ -18,7 +18,7 @@ client imports this module to hand out its side: the dependency runs one way).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -27,6 +27,7 @@ from pytest_tau2.conversation.offline import GoldPlan
 from pytest_tau2.conversation.protocol import Participant, Reply
 from pytest_tau2.environment.db import db_hash
 from pytest_tau2.environment.env import Environment, ToolResult
+from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.errors import ProtocolError
 from pytest_tau2.run.agent_side import Seat
 from pytest_tau2.scoring.signals import FinalState
@@ -53,7 +54,7 @@ class BotConnection(Protocol):
 
     async def start(self) -> dict[str, Any]: ...
 
-    async def respond(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply: ...
+    async def respond(self, messages: list[JSONObject], tools: list[JSONObject]) -> Reply: ...
 
     def take_result(self, name: str) -> ToolResult: ...
 
@@ -73,7 +74,7 @@ class BotEnvironment(Environment):
     def __init__(
         self,
         agent: BotConnection,
-        schemas: list[dict[str, Any]],
+        schemas: list[JSONObject],
         on_call: Callable[[str], None] | None = None,
         mirror: Environment | None = None,
     ) -> None:
@@ -83,10 +84,10 @@ class BotEnvironment(Environment):
         self._on_call = on_call
         self._mirror = mirror
 
-    def schemas(self) -> list[dict[str, Any]]:
+    def schemas(self) -> list[JSONObject]:
         return self._schemas
 
-    def call(self, name: str, arguments: Any) -> ToolResult:
+    def call(self, name: str, arguments: Mapping[str, JSONValue] | str | None) -> ToolResult:
         result = self.agent.take_result(name)
         if result.error:
             self.tool_errors += 1
@@ -104,7 +105,7 @@ class _ReportingEnvironment(Environment):
         super().__init__(env.side, env.state, env.tools, after_success=env.after_success)
         self.agent = agent
 
-    def call(self, name: str, arguments: Any) -> ToolResult:
+    def call(self, name: str, arguments: Mapping[str, JSONValue] | str | None) -> ToolResult:
         result = super().call(name, arguments)
         self.agent.pending_user_tool_calls.append(
             {"name": name, "arguments": wire_arguments(arguments), "result": result.content, "error": result.error}
@@ -118,7 +119,7 @@ class _KeepOpen:
 
     agent: BotConnection
 
-    async def respond(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
+    async def respond(self, messages: list[JSONObject], tools: list[JSONObject]) -> Reply:
         return await self.agent.respond(messages, tools)
 
 

@@ -13,10 +13,10 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -91,7 +91,7 @@ def masked_data(value: Any, secrets: frozenset[str] = frozenset(), *, _text: Any
     return value
 
 
-def match_key(request: Mapping[str, Any], secrets: frozenset[str] = frozenset()) -> str:
+def match_key(request: Mapping[str, object], secrets: frozenset[str] = frozenset()) -> str:
     """The identity of a request: a hash of its canonical JSON, credentials masked.
 
     Masking here as well as in the file makes a live request and its recorded (masked) copy
@@ -100,11 +100,12 @@ def match_key(request: Mapping[str, Any], secrets: frozenset[str] = frozenset())
     """
     head = {"model": request.get("model"), "args": request.get("args") or {}}
     parts = [_canonical(_dumps(head), secrets), _canonical(_dumps(request.get("tools")), secrets)]
-    parts += [_canonical(_dumps(message), secrets) for message in request.get("messages") or []]
+    messages = cast("Sequence[object]", request.get("messages") or [])
+    parts += [_canonical(_dumps(message), secrets) for message in messages]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
 
 
-def _dumps(value: Any) -> str:
+def _dumps(value: object) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -151,11 +152,11 @@ _Dumper.add_representer(str, _represent_str)
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _dump(data: Any) -> str:
+def _dump(data: object) -> str:
     return str(yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=2**20))
 
 
-def render_request(request: Mapping[str, Any]) -> str:
+def render_request(request: Mapping[str, object]) -> str:
     """A request, whole, laid out as the cassette lays it out (YAML), for diffs."""
     return _dump({key: ordered(request.get(key)) for key in ("model", "args", "tools", "messages")})
 
@@ -196,7 +197,7 @@ def _compress(calls: list[Interaction]) -> list[dict[str, Any]]:
     return out
 
 
-def _common_prefix(a: list[Any], b: list[Any]) -> int:
+def _common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
     count = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
@@ -242,7 +243,7 @@ def load(path: Path) -> list[Interaction]:
     return out
 
 
-def _interaction(entry: Any, position: int, earlier: list[Interaction]) -> Interaction:
+def _interaction(entry: object, position: int, earlier: list[Interaction]) -> Interaction:
     if not isinstance(entry, dict):
         raise TypeError(f"expected a mapping, found {type(entry).__name__}")
     if entry.get("n") != position:

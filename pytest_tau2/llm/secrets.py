@@ -81,7 +81,7 @@ def is_secret_name(name: str) -> bool:
     return _SECRET_NAME.search(name) is not None
 
 
-def secret_items(args: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
+def secret_items(args: Mapping[str, object]) -> Iterable[tuple[str, str]]:
     """``(name, value)`` of every credential among model arguments, nested mappings included."""
     for name, value in args.items():
         if isinstance(value, Mapping):
@@ -215,7 +215,7 @@ def _may_need_redaction(text: str, candidates: Iterable[str]) -> bool:
     return any(prefix in text for prefixes, _, _ in _SECRET_PATTERNS for prefix in prefixes)
 
 
-def _walk(value: Any, candidates: frozenset[str]) -> Any:
+def _walk(value: object, candidates: frozenset[str]) -> object:
     if isinstance(value, str):
         return _redact(value, candidates)
     if isinstance(value, dict):

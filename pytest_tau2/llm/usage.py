@@ -48,13 +48,13 @@ class SideUsage:
     def copy(self) -> SideUsage:
         return SideUsage(self.calls, self.prompt_tokens, self.completion_tokens, self.cost, self.replayed_calls)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, int | float | None]:
         """``{calls, prompt_tokens, completion_tokens, total_tokens, cost_usd}``.
 
         ``replayed_calls`` is added when some calls were replayed from a cassette, so a free
         rerun is never mistaken for spend.
         """
-        out: dict[str, Any] = {
+        out: dict[str, int | float | None] = {
             "calls": self.calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -102,7 +102,7 @@ class UsageMeter:
                 )
         return self
 
-    def to_dict(self) -> dict[str, dict[str, Any]]:
+    def to_dict(self) -> dict[str, dict[str, int | float | None]]:
         """``{side: {calls, prompt_tokens, completion_tokens, total_tokens, cost_usd}}``.
 
         The standard sides are always present; other sides appear once used.

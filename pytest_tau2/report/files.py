@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pytest_tau2.run.outcome import ScenarioOutcome
 
 
-def write_json(path: Path, data: Any) -> None:
+def write_json(path: Path, data: object) -> None:
     """Atomically write ``data`` as indented JSON (dates and other objects via ``str``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -102,13 +102,13 @@ _ORJSON_OPTIONS = (
 )
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> float | str:
     """What json's ``default=str`` would make of a value orjson does not know: a float subclass
     (numpy's float64) stays a number, anything else becomes its ``str``."""
     return float(value) if isinstance(value, float) else str(value)
 
 
-def dumps(data: Any) -> str:
+def dumps(data: object) -> str:
     """Indented JSON as the result files hold it (dates and other objects via ``str``).
 
     orjson writes it (~10x faster than the json module, whose indented output is made by Python
@@ -137,7 +137,7 @@ def loads(data: bytes | str) -> Any:
 _COMPACT_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 
 
-def dumps_compact(data: Any) -> str:
+def dumps_compact(data: object) -> str:
     """Compact JSON, dates and other objects via ``str`` (as :func:`dumps`, without indentation)."""
     try:
         return orjson.dumps(data, default=_plain, option=_COMPACT_OPTIONS).decode("utf-8")
@@ -149,7 +149,7 @@ def dumps_compact(data: Any) -> str:
 _REPEATED: dict[str, str] = {}
 
 
-def dumps_repeated(data: Any) -> str:
+def dumps_repeated(data: object) -> str:
     """:func:`dumps` of a value that many scenarios share, e.g. a domain's tool schemas.
 
     Indented JSON is written by Python code in the json module (its C encoder does no

@@ -23,7 +23,7 @@ from pytest_tau2.report.record import ScenarioRecord, read_records
 from pytest_tau2.run.trials import split_trial_id
 from pytest_tau2.scoring.tau2_signal import TAU2_REWARD
 
-Results = Iterable[ScenarioRecord | Mapping[str, Any]]
+Results = Iterable[ScenarioRecord | Mapping[str, object]]
 """Result records, or metrics.json objects (read as records)."""
 
 REWARD_TOLERANCE = 1e-6

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Mapping
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -30,21 +31,21 @@ __all__ = ["SCHEMA_VERSION", "build_metrics", "build_record", "metrics_schema"]
 def build_record(
     outcome: ScenarioOutcome,
     *,
-    models: dict[str, Any],
-    data_pin: dict[str, Any] | None,
-    token_usage: dict[str, Any],
+    models: Mapping[str, object],
+    data_pin: Mapping[str, object] | None,
+    token_usage: Mapping[str, object],
     agent_kind: str,
     user_kind: str,
     infrastructure_error: str | None = None,
-    trial: dict[str, Any] | None = None,
-    recording: dict[str, Any] | None = None,
+    trial: Mapping[str, object] | None = None,
+    recording: Mapping[str, object] | None = None,
 ) -> ScenarioRecord:
     """The result record of one finished scenario (every field set)."""
     scenario = outcome.scenario
     persona = scenario.user_persona
     specs = list(signal_specs())
     trial = trial or {}
-    fields: dict[str, Any] = {
+    fields: dict[str, object] = {
         "schema_version": SCHEMA_VERSION,
         "scenario": scenario.name,
         "domain": scenario.domain,

@@ -37,10 +37,11 @@ from __future__ import annotations
 import json
 import operator
 from collections.abc import Iterable, Mapping
-from typing import Annotated, Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 
+from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.report import subresults
 from pytest_tau2.run.trials import trial_id
 from pytest_tau2.scoring.signals import SignalSpec, signal_specs
@@ -49,13 +50,13 @@ SCHEMA_VERSION = 1
 R = TypeVar("R", bound="ScenarioRecord")
 
 
-def ref(name: str) -> dict[str, Any]:
+def ref(name: str) -> JSONObject:
     """A JSON Schema reference to one of metrics.schema.json's ``$defs`` (made a ``$ref`` when the
     schema is generated: pydantic resolves ``$ref`` values it did not make itself)."""
     return {"x-ref": name}
 
 
-def marked(schema: Any) -> Any:
+def marked(schema: object) -> object:
     """A JSON Schema of the signal table with its ``$defs`` references as :func:`ref` marks."""
     if isinstance(schema, Mapping):
         target = schema.get("$ref")
@@ -71,7 +72,8 @@ Number = Annotated[float | int, WithJsonSchema({"type": "number"})]
 """A JSON number as written: an int stays an int, a float a float (a round trip keeps the text)."""
 SignalName = Annotated[str, WithJsonSchema(ref("signal"))]
 MetricNames = Annotated[list[str], WithJsonSchema(ref("metric_names"))]
-JsonValue = Annotated[Any, WithJsonSchema(ref("json_value"))]
+JsonValue = Annotated[object, WithJsonSchema(ref("json_value"))]
+"""A value kept as it came (pydantic checks nothing of it); its schema is ``$defs/json_value``."""
 STOP_REASONS = ("exit", "transfer", "user_stop", "max_turns", "timeout", "too_many_tool_errors", "error")
 RECORD_MODES = ("none", "once", "new_episodes", "all")
 
@@ -85,7 +87,7 @@ class Part(BaseModel):
         json_schema_extra={"additionalProperties": False},
     )
 
-    def document(self) -> dict[str, Any]:
+    def document(self) -> dict[str, object]:
         """Plain values of the keys that were set (a part read from a file keeps exactly its keys)."""
         return self.model_dump(exclude_unset=True)
 
@@ -176,7 +178,7 @@ _MODEL = {
 }
 """``$defs/model``: one side's model configuration (``ModelConfig.safe_dict``)."""
 Models = Annotated[
-    dict[str, dict[str, Any] | None],
+    dict[str, dict[str, object] | None],
     WithJsonSchema(
         {
             "type": "object",
@@ -326,7 +328,7 @@ class ScenarioRecord(Part):
     # ---- reading ------------------------------------------------------------------------------
 
     @classmethod
-    def read(cls: type[R], data: Mapping[str, Any] | ScenarioRecord) -> R:
+    def read(cls: type[R], data: Mapping[str, object] | ScenarioRecord) -> R:
         """A record of the current signal table from a file's object (or a record already)."""
         kind = record_type(cls)
         if isinstance(data, kind):
@@ -340,16 +342,16 @@ class ScenarioRecord(Part):
         value = getattr(self, spec.metric if isinstance(spec, SignalSpec) else spec, None)
         return value if value is None or isinstance(value, bool | int | float) else None
 
-    def evidence(self, spec: SignalSpec) -> list[dict[str, Any]]:
+    def evidence(self, spec: SignalSpec) -> list[dict[str, object]]:
         """A rate signal's per-item verdicts (empty for a bool signal or when absent)."""
         found = getattr(self, spec.evidence_field, None) if spec.evidence_field else None
         return list(found) if isinstance(found, list) else []
 
-    def items_passed(self, spec: SignalSpec) -> list[Any]:
+    def items_passed(self, spec: SignalSpec) -> list[object]:
         """The ``passed`` of each evidence item of a rate signal (True, False, None: not judged)."""
         return [item.get("passed") if isinstance(item, Mapping) else None for item in self.evidence(spec)]
 
-    def detail(self, name: str) -> Any:
+    def detail(self, name: str) -> object:
         """A field the signal table adds, by name (a details field such as ``tau2_reward_info``, an
         evidence list); None when absent. Prefer :meth:`signal` and :meth:`evidence` with a spec."""
         return getattr(self, name, None)
@@ -409,7 +411,7 @@ class ScenarioRecord(Part):
         return ordered
 
 
-def _prop(value: Any) -> str:
+def _prop(value: object) -> str:
     if value is None:
         return "N/A"
     return value if isinstance(value, str) else json.dumps(value)
@@ -432,7 +434,10 @@ def record_type(base: type[R]) -> type[R]:
     fields: dict[str, Any] = {}
     for spec in specs:
         value_type = bool | None if spec.kind == "bool" else Number | None
-        fields[spec.metric] = (Annotated[value_type, WithJsonSchema(marked(spec.value_schema()))], None)
+        fields[spec.metric] = (
+            Annotated[value_type, WithJsonSchema(cast("JSONObject", marked(spec.value_schema())))],
+            None,
+        )
     for spec in specs:
         if spec.evidence_field:
             evidence = {
@@ -440,10 +445,10 @@ def record_type(base: type[R]) -> type[R]:
                 "type": "array",
                 "items": marked(spec.evidence_schema or {"type": "object"}),
             }
-            fields[spec.evidence_field] = (Annotated[list[dict[str, Any]], WithJsonSchema(evidence)], [])
+            fields[spec.evidence_field] = (Annotated[list[dict[str, object]], WithJsonSchema(evidence)], [])
     for spec in specs:
         for name, schema in (spec.details_schema or {}).items():
-            fields[name] = (Annotated[Any, WithJsonSchema(marked(schema))], None)
+            fields[name] = (Annotated[object, WithJsonSchema(cast("JSONObject", marked(schema)))], None)
     kind = create_model(base.__name__, __base__=base, __module__=base.__module__, **fields)
     values = [spec.metric for spec in specs]
     kind._layout = (*HEAD, *values, *MIDDLE, *(n for n in fields if n not in values), *TAIL)
@@ -452,6 +457,6 @@ def record_type(base: type[R]) -> type[R]:
     return kind
 
 
-def read_records(items: Iterable[Mapping[str, Any] | ScenarioRecord]) -> list[ScenarioRecord]:
+def read_records(items: Iterable[Mapping[str, object] | ScenarioRecord]) -> list[ScenarioRecord]:
     """Records from file objects or records (records of the current table are taken as they are)."""
     return [ScenarioRecord.read(item) for item in items]

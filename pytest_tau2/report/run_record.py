@@ -23,7 +23,7 @@ class ErrorEntry(Part):
 
     @model_validator(mode="before")
     @classmethod
-    def _other_spellings(cls, data: Any) -> Any:
+    def _other_spellings(cls, data: object) -> object:
         """A bare name, or the ``name`` / ``error`` / ``message`` spellings of hand-made files."""
         if not isinstance(data, Mapping):
             return {"scenario": str(data)}
@@ -74,19 +74,19 @@ class RunMetrics(Part):
         return cls.model_validate({**values, **other})
 
     @property
-    def other(self) -> dict[str, Any]:
+    def other(self) -> dict[str, object]:
         """Keys besides the scenarios and errors (``pass_hat_k`` and any unknown ones)."""
         data = {"pass_hat_k": self.pass_hat_k} if "pass_hat_k" in self.model_fields_set else {}
         return {**data, **(self.model_extra or {})}
 
-    def pass_k_block(self) -> Any:
+    def pass_k_block(self) -> object:
         """The pass^k block as written (``pass_k`` in files of earlier versions)."""
         if "pass_hat_k" in self.model_fields_set:
             return self.pass_hat_k
         return (self.model_extra or {}).get("pass_k")
 
-    def document(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def document(self) -> dict[str, object]:
+        out: dict[str, object] = {
             "scenarios": [record.document() for record in self.scenarios],
             "errors_without_result": [error.document() for error in self.errors_without_result],
         }

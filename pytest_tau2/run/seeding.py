@@ -10,11 +10,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from pytest_tau2.data.resolve import data_path
 from pytest_tau2.environment.db import db_hash, fresh_db
 from pytest_tau2.environment.env import Environment
+from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.environment.tools import resolve_tool
 from pytest_tau2.errors import DataError
 from pytest_tau2.run.outcome import GoldResult
@@ -35,7 +36,7 @@ class MissingDataFile(DataError):
         self.key, self.relative, self.path, self.root = key, relative, path, root
 
 
-def load_db_paths(scenario: Scenario, state: dict[str, Any], side: str, root: Path) -> None:
+def load_db_paths(scenario: Scenario, state: dict[str, object], side: str, root: Path) -> None:
     """Replace each ``db_path`` / ``<name>_db_path`` of ``state`` by the loaded (copy-on-write) DB."""
     for key in [k for k in state if k == "db_path" or k.endswith("_db_path")]:
         relative = state.pop(key)
@@ -63,19 +64,19 @@ def _db_file(root: Path, relative: str, side: str, key: str) -> Path:
 
 def seed_states(
     scenario: Scenario, settings: Settings, sides: tuple[str, ...] | None = None
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, dict[str, object]]:
     """One fresh state dict per side (all of the scenario's, or ``sides``), DBs loaded."""
     root = Path(scenario.data_root(settings))
-    states: dict[str, dict[str, Any]] = {}
+    states: dict[str, dict[str, object]] = {}
     for side in sides or scenario.sides:
-        state: dict[str, Any] = {}
+        state: dict[str, object] = {}
         scenario.setup_shared_state(state, side)
         load_db_paths(scenario, state, side, root)
         states[side] = state
     return states
 
 
-def build_environments(scenario: Scenario, states: dict[str, dict[str, Any]]) -> dict[str, Environment]:
+def build_environments(scenario: Scenario, states: dict[str, dict[str, object]]) -> dict[str, Environment]:
     """Instantiate each side's tools (from its Resources) on its state, wired to ``sync_state``."""
     envs: dict[str, Environment] = {}
     for side in scenario.sides:
@@ -95,7 +96,7 @@ def build_environments(scenario: Scenario, states: dict[str, dict[str, Any]]) ->
     return envs
 
 
-def apply_initialization(scenario: Scenario, states: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def apply_initialization(scenario: Scenario, states: dict[str, dict[str, object]]) -> list[dict[str, object]]:
     """Run the scenario's initialization actions; returns them with their results (recorded apart)."""
     applied = []
     for action in scenario.initialization_actions or []:
@@ -110,8 +111,8 @@ class Prepared:
 
     scenario: Scenario
     settings: Settings
-    states: dict[str, dict[str, Any]]
-    initialization: list[dict[str, Any]]
+    states: dict[str, dict[str, object]]
+    initialization: list[dict[str, object]]
     envs: dict[str, Environment]
 
 
@@ -144,27 +145,29 @@ def gold_replay(scenario: Scenario, settings: Settings) -> GoldResult | None:
     return cached
 
 
-def gold_dbs(scenario: Scenario, settings: Settings) -> dict[str, Any]:
+def gold_dbs(scenario: Scenario, settings: Settings) -> dict[str, object]:
     """The gold end-state DBs themselves (recomputed: only a failing comparison needs them)."""
     _, states = _replay(scenario, settings, scenario.gold_actions() or [])
     return {side: state.get("db") for side, state in states.items()}
 
 
 def _replay(
-    scenario: Scenario, settings: Settings, gold_actions: list[dict[str, Any]]
-) -> tuple[GoldResult, dict[str, dict[str, Any]]]:
+    scenario: Scenario, settings: Settings, gold_actions: list[JSONObject]
+) -> tuple[GoldResult, dict[str, dict[str, object]]]:
     start = time.perf_counter()
     prepared = prepare(scenario, settings)
     failures = []
     for index, action in enumerate(gold_actions):
-        side = SIDE_NAMES.get(action.get("requestor", "assistant"), "agent")
+        # A gold action is {"name", "arguments", "requestor"} (Scenario.gold_actions).
+        side = SIDE_NAMES.get(cast(str, action.get("requestor", "assistant")), "agent")
+        name = cast(str, action["name"])
         env = prepared.envs.get(side)
         if env is None:
-            failures.append({"index": index, "name": action["name"], "error": f"no {side} side"})
+            failures.append({"index": index, "name": name, "error": f"no {side} side"})
             continue
-        result = env.call(action["name"], action.get("arguments") or {})
+        result = env.call(name, cast("JSONObject | str", action.get("arguments") or {}))
         if result.error:
-            failures.append({"index": index, "name": action["name"], "error": result.content})
+            failures.append({"index": index, "name": name, "error": result.content})
     states = prepared.states
     hashes = {side: db_hash(state["db"]) if "db" in state else None for side, state in states.items()}
     actions = [a for env in prepared.envs.values() for a in env.actions]

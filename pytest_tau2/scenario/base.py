@@ -11,13 +11,18 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pytest_tau2.data.parsing import read_json, read_toml
 from pytest_tau2.errors import DataError, ScenarioDefinitionError
 from pytest_tau2.scenario.model import Actions, Persona, Resources, Task
 from pytest_tau2.scoring.names import SuccessSignal, is_signal
 from pytest_tau2.scoring.rule import strict_and_outcome
+
+if TYPE_CHECKING:
+    from pytest_tau2.environment.jsontypes import JSONObject
+    from pytest_tau2.scoring.action_match import MatchResult
+    from pytest_tau2.settings import Settings
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*?__[A-Za-z0-9_.-]+")
 
@@ -51,7 +56,7 @@ class Scenario:
     tags: ClassVar[Sequence[str]] = ()
     """Extra pytest markers for this scenario (e.g. ``tau2_split_test``)."""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if "name" not in cls.__dict__:
             return
@@ -147,29 +152,31 @@ class Scenario:
         """The sides that hold state and tools: ``("agent",)`` or ``("agent", "user")``."""
         return ("agent", "user") if self.user_resources.tools else ("agent",)
 
-    def data_root(self, settings: Any) -> Path:
+    def data_root(self, settings: Settings) -> Path:
         """The folder ``db_path`` values are resolved against."""
         return Path(settings.eval_data_root)
 
-    def bind(self, settings: Any) -> Scenario:
+    def bind(self, settings: Settings) -> Scenario:
         """Resolve what the scenario needs from the run's settings (data roots). Returns self."""
         return self
 
-    def data_pin(self, settings: Any) -> dict[str, Any] | None:
+    def data_pin(self, settings: Settings) -> JSONObject | None:
         """Provenance of the data this scenario reads (tau2 domains record the upstream pin)."""
         return None
 
-    def setup_shared_state(self, state: dict[str, Any], side: str) -> None:
+    def setup_shared_state(self, state: dict[str, object], side: str) -> None:
         """Seed a side's state. A ``db_path`` value is replaced by the loaded DB (``state["db"]``)."""
 
-    def read_db(self, path: Path, side: str) -> Any:
+    def read_db(self, path: Path, side: str) -> object:
         """Parse a DB file (JSON or TOML by extension). Domains override for their format."""
         return read_db_file(path)
 
-    def sync_state(self, agent_state: dict[str, Any], user_state: dict[str, Any] | None) -> None:
+    def sync_state(self, agent_state: dict[str, object], user_state: dict[str, object] | None) -> None:
         """Propagate state between the sides after each successful tool call (dual-side domains)."""
 
-    def run_initialization_action(self, action: Mapping[str, Any], states: Mapping[str, dict[str, Any]]) -> Any:
+    def run_initialization_action(
+        self, action: Mapping[str, object], states: Mapping[str, Mapping[str, object]]
+    ) -> object:
         """Apply one ``initialization_actions`` entry before the conversation."""
         raise NotImplementedError(
             f"{type(self).__name__} declares initialization_actions but does not implement run_initialization_action"
@@ -177,7 +184,7 @@ class Scenario:
 
     # ---- gold -----------------------------------------------------------------------------
 
-    def gold_actions(self) -> list[dict[str, Any]] | None:
+    def gold_actions(self) -> list[JSONObject] | None:
         """Reference tool calls ``{"name", "arguments", "requestor"}`` replayed to build the expected DB.
 
         None means the scenario has no gold trajectory: DB_STATE_MATCH is not applicable.
@@ -186,7 +193,7 @@ class Scenario:
 
     # ---- scoring --------------------------------------------------------------------------
 
-    def action_match(self, recorded_actions: list[dict[str, Any]], transcript: list[dict[str, Any]]) -> Any:
+    def action_match(self, recorded_actions: list[JSONObject], transcript: list[JSONObject]) -> MatchResult | None:
         """ACTION_MATCH as a ``MatchResult``, or None when not applicable (no reference answer)."""
         if self.reference_answer is None:
             return None
@@ -200,7 +207,7 @@ class Scenario:
         )
         return match_reference(self.reference_answer, recorded_actions, flags)
 
-    def compute_is_successful(self, signals: Mapping[str, Any]) -> bool | str:
+    def compute_is_successful(self, signals: Mapping[str, object]) -> bool | str:
         """Combine the signal values into the verdict: strict AND over the whitelist (see scoring).
 
         Override to decide otherwise; the verdict (``scoring.verdict.scenario_verdict``) asks an
@@ -235,24 +242,24 @@ def render_prompt(persona: Persona, task: Task, actions: Actions, resources: Res
 
 
 @functools.cache
-def _read_cached(path: Path) -> Any:
+def _read_cached(path: Path) -> object:
     # A file that does not parse is a DataError naming it and the line, not a bare JSONDecodeError.
     return read_toml(path) if path.suffix == ".toml" else read_json(path)
 
 
-def read_db_file(path: Path) -> Any:
+def read_db_file(path: Path) -> object:
     """JSON or TOML by extension (the result is the caller's to copy, never to mutate)."""
     return _read_cached(path)
 
 
-def _lookup_class_attr(cls: type, attr: str) -> Any:
+def _lookup_class_attr(cls: type, attr: str) -> object:
     for klass in cls.__mro__:
         if attr in klass.__dict__:
             return klass.__dict__[attr]
     return None
 
 
-def _check_signals(cls: type, signals: Any, source: str = "has") -> None:
+def _check_signals(cls: type, signals: object, source: str = "has") -> None:
     valid = isinstance(signals, (tuple, list)) and signals and all(is_signal(s) for s in signals)
     if not valid:
         raise ScenarioDefinitionError(

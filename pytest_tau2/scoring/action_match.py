@@ -17,8 +17,9 @@ from __future__ import annotations
 import math
 import re
 import string
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 _PUNCT = str.maketrans("", "", string.punctuation)
 _SPACES = re.compile(r"\s+")
@@ -41,12 +42,12 @@ class MatchResult:
     """Where and why the first mismatch happened (empty when matched)."""
 
 
-def flatten_actions(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def flatten_actions(actions: Sequence[Mapping[str, object]]) -> list[dict[str, object]]:
     """``[{"name", "arguments"}]`` -> ``[{"name": ..., **arguments}]``."""
-    return [{"name": a["name"], **a.get("arguments", {})} for a in actions]
+    return [{"name": a["name"], **cast("Mapping[str, object]", a.get("arguments", {}))} for a in actions]
 
 
-def match_reference(reference: Any, actions: list[dict[str, Any]], flags: TextFlags) -> MatchResult:
+def match_reference(reference: object, actions: Sequence[Mapping[str, object]], flags: TextFlags) -> MatchResult:
     """Compare a scenario's reference answer with the recorded actions."""
     predicted = flatten_actions(actions)
     if isinstance(reference, dict) and not predicted:
@@ -54,7 +55,7 @@ def match_reference(reference: Any, actions: list[dict[str, Any]], flags: TextFl
     return _compare(reference, predicted, "reference", flags)
 
 
-def _compare(ref: Any, pred: Any, path: str, flags: TextFlags) -> MatchResult:
+def _compare(ref: object, pred: object, path: str, flags: TextFlags) -> MatchResult:
     if isinstance(ref, dict):
         if isinstance(pred, list) and pred and all(isinstance(p, dict) for p in pred):
             return _compare(ref, pred[-1], path, flags)
@@ -78,7 +79,7 @@ def _compare(ref: Any, pred: Any, path: str, flags: TextFlags) -> MatchResult:
     return MatchResult(False, f"{path}: expected {_show(ref)}, found {_show(pred)}")
 
 
-def _match_lists(ref: list[Any], pred: list[Any], path: str, flags: TextFlags) -> MatchResult:
+def _match_lists(ref: list[object], pred: list[object], path: str, flags: TextFlags) -> MatchResult:
     """Order-independent matching: each reference item to a distinct prediction (backtracking)."""
     candidates = [[j for j, p in enumerate(pred) if _compare(r, p, path, flags).matched] for r in ref]
     assignment: dict[int, int] = {}
@@ -102,7 +103,7 @@ def _match_lists(ref: list[Any], pred: list[Any], path: str, flags: TextFlags) -
     return MatchResult(True)
 
 
-def _nearest_reason(ref: Any, pred: list[Any], path: str, flags: TextFlags) -> str:
+def _nearest_reason(ref: object, pred: list[object], path: str, flags: TextFlags) -> str:
     if not pred:
         return f"{path}: expected {_show(ref)}, but nothing was recorded"
     # Report against the candidate that matched the most reference keys (ties: the first).
@@ -110,13 +111,13 @@ def _nearest_reason(ref: Any, pred: list[Any], path: str, flags: TextFlags) -> s
     return _compare(ref, pred[best], path, flags).reason
 
 
-def _agreement(ref: Any, pred: Any, flags: TextFlags) -> int:
+def _agreement(ref: object, pred: object, flags: TextFlags) -> int:
     if isinstance(ref, dict) and isinstance(pred, dict):
         return sum(1 for k, v in ref.items() if k in pred and _compare(v, pred[k], k, flags).matched)
     return 0
 
 
-def _scalar_equal(ref: Any, pred: Any, flags: TextFlags) -> bool:
+def _scalar_equal(ref: object, pred: object, flags: TextFlags) -> bool:
     if isinstance(ref, bool) or isinstance(pred, bool):
         return ref is pred  # True never matches 1
     ref_num, pred_num = _as_number(ref), _as_number(pred)
@@ -127,7 +128,7 @@ def _scalar_equal(ref: Any, pred: Any, flags: TextFlags) -> bool:
     return bool(ref == pred)
 
 
-def _as_number(value: Any) -> float | None:
+def _as_number(value: object) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -153,6 +154,6 @@ def normalize_text(text: str, flags: TextFlags) -> str:
     return text
 
 
-def _show(value: Any, limit: int = 120) -> str:
+def _show(value: object, limit: int = 120) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."

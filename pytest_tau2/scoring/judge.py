@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
+from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.errors import InfrastructureError
 from pytest_tau2.llm.client import acomplete
 from pytest_tau2.llm.config import ModelConfig, RetryPolicy
@@ -39,7 +41,7 @@ def judge_system_prompt() -> str:
     return resources.files("pytest_tau2.scoring").joinpath("judge_prompt.md").read_text("utf-8")
 
 
-def render_transcript(transcript: list[dict[str, Any]]) -> str:
+def render_transcript(transcript: Sequence[Mapping[str, object]]) -> str:
     """The conversation as the judge reads it: one line per message, tool calls included."""
     lines = []
     for message in transcript:
@@ -50,19 +52,19 @@ def render_transcript(transcript: list[dict[str, Any]]) -> str:
         speaker = "agent" if role == "assistant" else "customer"
         if message.get("content"):
             lines.append(f"{speaker}: {message['content']}")
-        for call in message.get("tool_calls") or []:
+        for call in cast("list[Mapping[str, object]]", message.get("tool_calls") or []):
             arguments = call["arguments"] if isinstance(call["arguments"], str) else json.dumps(call["arguments"])
             lines.append(f"{speaker} calls tool {call['name']}({arguments})")
     return "\n".join(lines)
 
 
-def judge_messages(assertions: list[str], transcript: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def judge_messages(assertions: list[str], transcript: Sequence[Mapping[str, object]]) -> list[JSONObject]:
     numbered = "\n".join(f"{i}. {text}" for i, text in enumerate(assertions))
     user = f"## transcript\n{render_transcript(transcript)}\n\n## nl_assertions\n{numbered}\n"
     return [{"role": "system", "content": judge_system_prompt()}, {"role": "user", "content": user}]
 
 
-def normalize_verdicts(assertions: list[str], reply: str | None) -> list[dict[str, Any]]:
+def normalize_verdicts(assertions: list[str], reply: str | None) -> list[JSONObject]:
     """Exactly one verdict per assertion, in order, whatever shape the reply has.
 
     An assertion without a readable verdict gets ``passed: false`` and a reason saying why;
@@ -76,9 +78,9 @@ def unreadable(assertions: list[str], reply: str | None) -> list[str]:
     return _read(assertions, reply)[1]
 
 
-def _read(assertions: list[str], reply: str | None) -> tuple[list[dict[str, Any]], list[str]]:
+def _read(assertions: list[str], reply: str | None) -> tuple[list[JSONObject], list[str]]:
     parsed, problem = _parse(reply)
-    by_index: dict[int, dict[str, Any]] = {}
+    by_index: dict[int, JSONObject] = {}
     notes: list[str] = []
     if parsed is not None:
         for position, entry in enumerate(parsed):
@@ -90,7 +92,7 @@ def _read(assertions: list[str], reply: str | None) -> tuple[list[dict[str, Any]
                 notes.append(f"entry {position} has index {entry.get('index')!r} outside 0..{len(assertions) - 1}")
                 continue
             by_index.setdefault(index, entry)
-    verdicts = []
+    verdicts: list[JSONObject] = []
     problems = [problem] if problem is not None else []
     for index, text in enumerate(assertions):
         entry = by_index.get(index)
@@ -113,7 +115,7 @@ def _read(assertions: list[str], reply: str | None) -> tuple[list[dict[str, Any]
     return verdicts, problems
 
 
-def _parse(reply: str | None) -> tuple[list[Any] | None, str | None]:
+def _parse(reply: str | None) -> tuple[list[JSONValue] | None, str | None]:
     if reply is None or not reply.strip():
         return None, "the judge returned an empty reply"
     text = reply.strip()
@@ -131,7 +133,7 @@ def _parse(reply: str | None) -> tuple[list[Any] | None, str | None]:
     return data, None
 
 
-def _as_index(value: Any) -> int | None:
+def _as_index(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -149,7 +151,7 @@ class LLMJudge:
     cassette: Cassette | None = None
     """The scenario's cassette when recording or replaying (``--tau2-record-mode``)."""
 
-    async def judge(self, assertions: list[str], transcript: list[dict[str, Any]]) -> JudgeOutcome:
+    async def judge(self, assertions: list[str], transcript: Sequence[Mapping[str, object]]) -> JudgeOutcome:
         """One verdict per assertion; raises InfrastructureError when the judge cannot grade (see module doc)."""
         messages = judge_messages(assertions, transcript)
         try:

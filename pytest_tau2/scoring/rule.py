@@ -15,14 +15,13 @@ it without importing the signal table.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from pytest_tau2.scoring.names import is_registered
 
 NOT_APPLICABLE = "N/A"
 
 
-def signal_passed(value: Any) -> bool | None:
+def signal_passed(value: object) -> bool | None:
     """True/False for a signal value, or None when it produced no value."""
     if value is None or value == NOT_APPLICABLE:
         return None
@@ -48,7 +47,7 @@ def combine(outcomes: Iterable[bool | None]) -> bool | str:
     return True if passed else NOT_APPLICABLE
 
 
-def strict_and_outcome(signals: Mapping[str, Any], whitelist: Iterable[str]) -> bool | str:
+def strict_and_outcome(signals: Mapping[str, object], whitelist: Iterable[str]) -> bool | str:
     """``is_successful`` of the strict AND over the whitelisted signals that are in the table.
 
     The same answer as :func:`pytest_tau2.scoring.verdict.strict_and`, without its breakdown.

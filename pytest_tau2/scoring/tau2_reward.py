@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import cast
 
 REWARD_TYPES = ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION")
 """Upstream's ``RewardType`` values, in the order the breakdown lists them."""
@@ -56,7 +56,7 @@ class CommunicateCheck:
     met: bool
     turn_idx: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"info": self.info, "met": self.met, "turn_idx": self.turn_idx}
 
 
@@ -89,7 +89,7 @@ class Tau2Reward:
     def failed(self) -> list[str]:
         return [name for name, value in self.breakdown.items() if value == 0.0]
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> dict[str, object]:
         """The ``tau2_reward_info`` object of metrics.json."""
         return {
             "reward_basis": list(self.basis),
@@ -109,7 +109,7 @@ class Tau2Reward:
         return text + ("; " + "; ".join(notes) if notes else "")
 
 
-def reward_basis(criteria: Mapping[str, Any] | None) -> tuple[str, ...]:
+def reward_basis(criteria: Mapping[str, object] | None) -> tuple[str, ...]:
     """The task's basis, validated; upstream's default when the key is absent or null."""
     basis = (criteria or {}).get("reward_basis")
     if basis is None:
@@ -124,16 +124,16 @@ def reward_basis(criteria: Mapping[str, Any] | None) -> tuple[str, ...]:
 
 
 def communicate_checks(
-    communicate_info: Sequence[str] | None, transcript: Sequence[Mapping[str, Any]]
+    communicate_info: Sequence[str] | None, transcript: Sequence[Mapping[str, object]]
 ) -> tuple[CommunicateCheck, ...]:
     """Upstream's substring rule: each string, lower-cased, occurs in some agent message's text,
     lower-cased with its commas removed (commas are stripped from the message only, so "1,000"
     can never match and "10" matches "100"). Every assistant message with non-blank text counts,
     the fixed greeting and messages that also carry tool calls included."""
     texts = [
-        (message.get("turn_idx"), str(message["content"]).lower().replace(",", ""))
+        (cast("int | None", message.get("turn_idx")), content.lower().replace(",", ""))
         for message in transcript
-        if message.get("role") == "assistant" and isinstance(message.get("content"), str) and message["content"].strip()
+        if message.get("role") == "assistant" and isinstance(content := message.get("content"), str) and content.strip()
     ]
     checks = []
     for info in communicate_info or []:
@@ -144,15 +144,15 @@ def communicate_checks(
 
 
 def tau2_reward(
-    criteria: Mapping[str, Any] | None,
+    criteria: Mapping[str, object] | None,
     *,
     stop_reason: str,
-    transcript: Sequence[Mapping[str, Any]],
+    transcript: Sequence[Mapping[str, object]],
     db_match: bool | None,
-    env_assertion_verdicts: Sequence[Mapping[str, Any]] | None,
+    env_assertion_verdicts: Sequence[Mapping[str, object]] | None,
     action_match: bool | None,
     action_reason: str = "",
-    nl_verdicts: Sequence[Mapping[str, Any]] | None,
+    nl_verdicts: Sequence[Mapping[str, object]] | None,
 ) -> Tau2Reward:
     """Score one finished conversation the way upstream's ``evaluate_simulation`` does.
 
@@ -186,7 +186,7 @@ def tau2_reward(
         elif name == "ACTION":
             components[name] = _action(criteria, action_match, action_reason)
         elif name == "COMMUNICATE":
-            checks = communicate_checks(criteria.get("communicate_info"), transcript)
+            checks = communicate_checks(cast("Sequence[str] | None", criteria.get("communicate_info")), transcript)
             missing = [c.info for c in checks if not c.met]
             components[name] = (0.0, f"never said by the agent: {missing}") if missing else (1.0, "")
         else:
@@ -205,7 +205,7 @@ def tau2_reward(
     )
 
 
-def _db(criteria: Mapping[str, Any], db_match: bool | None) -> tuple[float | None, str]:
+def _db(criteria: Mapping[str, object], db_match: bool | None) -> tuple[float | None, str]:
     if db_match is None:
         if criteria.get("actions") is None and criteria.get("env_assertions") is None:
             return 1.0, ""  # upstream's short-circuit: nothing to replay, nothing to assert
@@ -214,9 +214,9 @@ def _db(criteria: Mapping[str, Any], db_match: bool | None) -> tuple[float | Non
 
 
 def _env_assertions(
-    criteria: Mapping[str, Any], verdicts: Sequence[Mapping[str, Any]] | None
+    criteria: Mapping[str, object], verdicts: Sequence[Mapping[str, object]] | None
 ) -> tuple[float | None, str]:
-    expected = criteria.get("env_assertions") or []
+    expected = cast("Sequence[Mapping[str, object]]", criteria.get("env_assertions") or [])
     if not expected:
         return 1.0, ""
     if verdicts is None:
@@ -232,7 +232,7 @@ def _env_assertions(
     return (0.0, "failed: " + ", ".join(failed)) if failed else (1.0, "")
 
 
-def _action(criteria: Mapping[str, Any], matched: bool | None, reason: str) -> tuple[float | None, str]:
+def _action(criteria: Mapping[str, object], matched: bool | None, reason: str) -> tuple[float | None, str]:
     if not criteria.get("actions"):
         return 1.0, ""
     if matched is None:
@@ -240,8 +240,8 @@ def _action(criteria: Mapping[str, Any], matched: bool | None, reason: str) -> t
     return (1.0, "") if matched else (0.0, reason or "a gold action was never called")
 
 
-def _nl(criteria: Mapping[str, Any], verdicts: Sequence[Mapping[str, Any]] | None) -> tuple[float | None, str]:
-    assertions = criteria.get("nl_assertions") or []
+def _nl(criteria: Mapping[str, object], verdicts: Sequence[Mapping[str, object]] | None) -> tuple[float | None, str]:
+    assertions = cast("Sequence[object]", criteria.get("nl_assertions") or [])
     if not assertions:
         return 1.0, ""  # upstream: no judge call, 1.0
     if verdicts is None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scoring.rule import NOT_APPLICABLE, combine, signal_passed
@@ -31,9 +30,9 @@ class Verdict:
     passed: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     not_applicable: list[str] = field(default_factory=list)
-    excluded: dict[str, Any] = field(default_factory=dict)
+    excluded: dict[str, object] = field(default_factory=dict)
 
-    def breakdown(self) -> dict[str, Any]:
+    def breakdown(self) -> dict[str, list[str] | dict[str, object]]:
         """The ``success_breakdown`` object of metrics.json."""
         return {
             "passed": self.passed,
@@ -43,7 +42,7 @@ class Verdict:
         }
 
 
-def strict_and(signals: Mapping[str, Any], whitelist: Sequence[str]) -> Verdict:
+def strict_and(signals: Mapping[str, object], whitelist: Sequence[str]) -> Verdict:
     """Strict AND over the whitelisted signals that produced a value (keys or SuccessSignal members)."""
     verdict = Verdict(is_successful=NOT_APPLICABLE)
     outcomes: list[bool | None] = []
@@ -64,7 +63,7 @@ def strict_and(signals: Mapping[str, Any], whitelist: Sequence[str]) -> Verdict:
     return verdict
 
 
-def scenario_verdict(scenario: Scenario, signals: Mapping[str, Any]) -> Verdict:
+def scenario_verdict(scenario: Scenario, signals: Mapping[str, object]) -> Verdict:
     """The breakdown from strict AND over the scenario's whitelist; the scenario's own combinator
     decides ``is_successful`` when it overrides ``compute_is_successful`` (the breakdown still
     shows the strict-AND view)."""

@@ -270,13 +270,13 @@ def _optional_json(path: Path) -> Any:
         return None
 
 
-def _clip(value: Any, limit: int) -> Any:
+def _clip(value: object, limit: int) -> object:
     if isinstance(value, str) and len(value) > limit:
         return value[:limit] + f"\n… [{len(value) - limit} more characters in the raw file]"
     return value
 
 
-def _clip_message(message: Any, limit: int) -> Any:
+def _clip_message(message: object, limit: int) -> object:
     if not isinstance(message, dict):
         return message
     return {k: _clip(v, limit) for k, v in message.items()}

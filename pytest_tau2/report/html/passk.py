@@ -55,7 +55,7 @@ def pass_k_curves(run: Run) -> tuple[list[Curve], str, dict[str, Any]]:
     return [], "", {}
 
 
-def _is_leaderboard_block(block: Any) -> bool:
+def _is_leaderboard_block(block: object) -> bool:
     return isinstance(block, dict) and any(
         isinstance(part, dict) and ("run" in part or "domains" in part) for part in block.values()
     )
@@ -124,7 +124,7 @@ def _k_points(mapping: Any) -> list[tuple[int, float]]:
     return sorted(points)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 

@@ -128,7 +128,7 @@ def _asset(name: str) -> str:
     return resources.files("pytest_tau2.report.html").joinpath("assets", name).read_text("utf-8")
 
 
-def _script_json(data: Any) -> str:
+def _script_json(data: object) -> str:
     """JSON safe inside a <script> element (no ``</script>``, no ``<!--``)."""
     text = files.dumps_compact(data)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")

@@ -285,7 +285,7 @@ def _reward_components(results: list[ScenarioResult]) -> list[tuple[str, Mean]]:
     return sorted(components.items())
 
 
-def _numeric_items(breakdown: Any) -> list[tuple[str, float]]:
+def _numeric_items(breakdown: object) -> list[tuple[str, float]]:
     if not isinstance(breakdown, dict):
         return []
     found = []
