@@ -142,7 +142,7 @@ def _computed_block(run: Run) -> dict[str, Any]:
         for e in run.errors_without_result
     ]
     six_signal = [_six_signal_trial(r) for r in results] + lost
-    tau2 = [_tau2_reward_trial(r) for r in results if r.tau2_id is not None or r.tau2_reward is not None]
+    tau2 = [_tau2_reward_trial(r) for r in results if r.tau2_id is not None or r.signal("tau2_reward") is not None]
     tau2 += [trial for trial in lost if trial.domain.startswith("tau2_")]
     return {
         "six_signal": {"run": pass_k(six_signal, k).to_dict()},
@@ -160,7 +160,7 @@ def _six_signal_trial(result: ScenarioResult) -> Trial:
 
 
 def _tau2_reward_trial(result: ScenarioResult) -> Trial:
-    reward = result.tau2_reward
+    reward = result.signal("tau2_reward")
     if result.infrastructure_error or reward is None:
         return Trial(result.scenario, _domain(result), None, infrastructure_error=True)
     return Trial(result.scenario, _domain(result), abs(float(reward) - 1.0) <= REWARD_TOLERANCE)
