@@ -33,6 +33,8 @@ class FixtureOverrides:
         """Folders of the conftest.py files that define a participant fixture."""
         self.everywhere = False
         """A plugin that is not a conftest defines one: it applies to every item."""
+        self._under: dict[str, bool] = {}
+        """Test file -> whether one of :attr:`folders` holds it (asked for every item, often twice)."""
 
     def pytest_plugin_registered(self, plugin: object) -> None:
         if not isinstance(plugin, ModuleType) or plugin.__name__ == _OURS or not _defines_one(plugin):
@@ -40,6 +42,7 @@ class FixtureOverrides:
         file = getattr(plugin, "__file__", None)
         if file is not None and Path(file).name == "conftest.py":
             self.folders.append(Path(file).resolve().parent)
+            self._under.clear()
         else:
             self.everywhere = True
 
@@ -50,5 +53,9 @@ class FixtureOverrides:
         for holder in (getattr(item, "module", None), getattr(item, "cls", None)):
             if holder is not None and getattr(holder, "__name__", None) != _OURS and _defines_one(holder):
                 return True
-        path = Path(item.path).resolve()
-        return any(path.is_relative_to(folder) for folder in self.folders)
+        key = str(item.path)
+        under = self._under.get(key)
+        if under is None:
+            path = Path(key).resolve()
+            under = self._under[key] = any(path.is_relative_to(folder) for folder in self.folders)
+        return under
