@@ -145,16 +145,18 @@ class Conversation:
             if not reply.tool_calls:
                 if text is None:
                     text = ""  # an empty reply still passes the turn, so a mute model cannot hang the loop
-                self._say(side, text)
+                self._say(side, text, note=reply.note)
                 return text
-            self._record_tool_request(side, text, reply.tool_calls)
+            self._record_tool_request(side, text, reply.tool_calls, reply.note)
             ending = self._run_tools(side, reply.tool_calls)
             if ending is not None:
                 raise _Stop(ending)
 
-    def _say(self, side: _Side, text: str, *, generated: bool = True) -> None:
+    def _say(self, side: _Side, text: str, *, generated: bool = True, note: str | None = None) -> None:
         other = self._user if side is self._agent else self._agent
         entry: JSONObject = {"role": "assistant" if side is self._agent else "user", "content": text}
+        if note:
+            entry["content_note"] = note
         if not generated:
             entry["generated"] = False
         elif side is self._agent and text.strip():
@@ -163,17 +165,18 @@ class Conversation:
         side.view.append({"role": "assistant", "content": text})
         other.view.append({"role": "user", "content": text})
 
-    def _record_tool_request(self, side: _Side, text: str | None, calls: list[ToolCall]) -> None:
+    def _record_tool_request(self, side: _Side, text: str | None, calls: list[ToolCall], note: str | None) -> None:
         if side is self._agent and text:
             self.agent_turns += 1
         role = "assistant" if side is self._agent else "user"
-        self._append(
-            {
-                "role": role,
-                "content": text,
-                "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
-            }
-        )
+        entry: JSONObject = {
+            "role": role,
+            "content": text,
+            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
+        }
+        if note:
+            entry["content_note"] = note
+        self._append(entry)
         side.view.append({"role": "assistant", "content": text, "tool_calls": [c.to_openai() for c in calls]})
 
     def _run_tools(self, side: _Side, calls: list[ToolCall]) -> str | None:

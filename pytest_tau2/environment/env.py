@@ -71,6 +71,8 @@ class Environment:
         if tool is None:
             return self._error(f"Tool '{name}' not found.")
         parsed = _parse_arguments(arguments)
+        if parsed is _TOO_DEEP:
+            return self._error(f"{_TOO_DEEP} for '{name}'")
         if isinstance(parsed, str):
             return self._error(f"arguments for '{name}' are not valid JSON: {parsed}")
         if tool.check_argument_types:
@@ -97,19 +99,56 @@ class Environment:
         return ToolResult(f"Error: {message}", True)
 
 
+MAX_ARGUMENT_DEPTH = 64
+"""How deeply a tool call's arguments may nest (objects and lists). Real calls nest a few levels;
+a model sending hundreds would break every recursive walk after it (copying, schema checks,
+writing the transcript), so such a call is refused as a tool error the model sees."""
+
+
 def _parse_arguments(arguments: Mapping[str, JSONValue] | str | None) -> JSONObject | str:
     """The arguments as a dict, or a string describing why they could not be parsed."""
     if arguments is None or arguments == "":
         return {}
     if isinstance(arguments, str):
+        if arguments.count("[") + arguments.count("{") > MAX_ARGUMENT_DEPTH and _too_deep(arguments):
+            return _TOO_DEEP
         try:
             value = json.loads(arguments)
         except json.JSONDecodeError as exc:
             return f"{exc.msg} at position {exc.pos} in {arguments[:200]!r}"
+        except RecursionError:
+            return _TOO_DEEP
         if not isinstance(value, dict):
             return f"expected a JSON object, got {type(value).__name__}"
         return value
     return dict(arguments)
+
+
+_TOO_DEEP = f"arguments nested too deeply (more than {MAX_ARGUMENT_DEPTH} levels of objects and lists)"
+
+
+def _too_deep(text: str) -> bool:
+    """Whether the JSON text opens more than MAX_ARGUMENT_DEPTH brackets at once (outside strings),
+    read without parsing (json.loads itself recurses once per level)."""
+    depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_ARGUMENT_DEPTH:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
 
 
 _VALIDATORS: dict[type[Tool], Validator] = {}
