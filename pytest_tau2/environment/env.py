@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, cast
 from pytest_tau2.environment.db import copy_db
 from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.environment.tools import Tool
+from pytest_tau2.errors import InfrastructureError
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -88,15 +89,58 @@ class Environment:
             value = tool.run(**parsed)
         except Exception as exc:  # a tool refusing a call is part of the conversation
             return self._error(str(exc) or type(exc).__name__)
+        except (SystemExit, KeyboardInterrupt) as exc:
+            # Not a refusal the model could read: the tool tried to end the process. The
+            # scenario is an error naming the tool; the sweep goes on.
+            what = f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else "raised KeyboardInterrupt"
+            raise InfrastructureError(
+                f"the {self.side}'s tool {tool.name!r} ({_qualified(tool)}) {what} while running a call: a tool "
+                "refuses a call by raising an exception (ToolError), it never ends the process"
+            ) from None
+        try:
+            text = serialize_result(value)
+        except Exception as exc:  # tuple keys, a cycle, a failing __str__: the tool's bug, named
+            raise InfrastructureError(
+                f"the {self.side}'s tool {tool.name!r} ({_qualified(tool)}) returned a value that cannot be "
+                f"written as text: {type(exc).__name__}: {_describe(exc)} (return a string, a number, or JSON data)"
+            ) from None
         if tool.action_name:
             self.actions.append({"name": tool.action_name, "arguments": copy_db(parsed)})
         if self.after_success is not None:
             self.after_success()
-        return ToolResult(serialize_result(value), False, tool.ends_conversation)
+        return ToolResult(text, False, tool.ends_conversation)
+
+    def runs_inline(self, name: str) -> bool:
+        """Whether a call of ``name`` runs on the caller's thread: the built-in domains' tools (fast,
+        pure Python) do; a user domain's tools run off the event loop (:mod:`conversation.loop`)."""
+        tool = self._by_name.get(name)
+        return tool is None or _built_in(type(tool))
 
     def _error(self, message: str) -> ToolResult:
         self.tool_errors += 1
         return ToolResult(f"Error: {message}", True)
+
+
+def _qualified(tool: Tool) -> str:
+    cls = type(tool)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _describe(exc: BaseException) -> str:
+    try:
+        return str(exc)[:300]
+    except Exception:  # an exception whose own __str__ fails
+        return "(its message cannot be shown)"
+
+
+_BUILT_IN: dict[type, bool] = {}
+
+
+def _built_in(cls: type) -> bool:
+    known = _BUILT_IN.get(cls)
+    if known is None:
+        known = _BUILT_IN[cls] = cls.__module__.startswith("pytest_tau2.")
+    return known
 
 
 MAX_ARGUMENT_DEPTH = 64
