@@ -80,8 +80,8 @@ def main() -> int:
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "bot_load"))
     args = parser.parse_args()
 
-    import scenarios  # noqa: F401  (registers the restaurant)
     import pytest_tau2.domains.tau2_sources  # noqa: F401
+    import scenarios  # noqa: F401  (registers the restaurant)
 
     settings = Settings(eval_data_root=str(ROOT / "data"), data_dir=os.environ.get("TAU2_DATA_DIR"))
     registry = all_scenarios(settings, [])
@@ -147,8 +147,7 @@ def main() -> int:
         f"on {os.cpu_count()} CPUs (shared), Python {platform.python_version()}; the bot is its own process "
         "(`--oracle --send-timeout 2`), the clients one asyncio loop in another. Medians over the repeats.",
         "",
-        f"- verdicts, signals and actions of every session identical between the quiet and the hostile run: "
-        f"**{same}**",
+        f"- verdicts, signals and actions of every session identical between the quiet and the hostile run: **{same}**",
         f"- p99 of an honest session under the hostile load: {table['hostile']['p99']} s "
         f"(bound {args.bound:g} s: {'within' if result['within_bound'] else 'OVER'})",
         f"- bot peak RSS: {result['bot_peak_rss_mb']} MB",

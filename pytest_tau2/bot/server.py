@@ -30,8 +30,8 @@ from types import TracebackType
 from typing import Any, Protocol
 
 from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.http11 import Request, Response
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
+from websockets.http11 import Request, Response
 
 from pytest_tau2.bot.protocol import decode, encode, error_frame, excerpt
 from pytest_tau2.bot.session import BotConfig, BotSession, SessionError
@@ -153,7 +153,9 @@ class BotServer:
             return None
         self.refused_connections += 1
         if self.refused_connections == 1 or self.refused_connections % 1000 == 0:
-            log.warning("refused %d connections: %d open (--max-connections)", self.refused_connections, self.max_connections)
+            log.warning(
+                "refused %d connections: %d open (--max-connections)", self.refused_connections, self.max_connections
+            )
         return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, f"the bot has {self.max_connections} sessions open\n")
 
     def public(self, message: str) -> str:

@@ -180,7 +180,9 @@ class BotSession:
                 "symlink leading out of it); give a path relative to the data root",
             ) from None
         except DataError:  # not a string
-            raise SessionError("bad_db_path", f"shared_state_init {_db_paths(init)}: a db_path must be a string") from None
+            raise SessionError(
+                "bad_db_path", f"shared_state_init {_db_paths(init)}: a db_path must be a string"
+            ) from None
         except (ValueError, OSError) as exc:  # a NUL byte in the path, a name too long, a folder...
             raise SessionError(
                 "bad_db_path", f"shared_state_init {_db_paths(init)}: not a readable path ({type(exc).__name__})"

@@ -312,7 +312,9 @@ def _check_reply(reply: Mapping[str, Any]) -> None:
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise ValueError(f"reply usage {name!r} must be a whole number of tokens, found {count!r}")
     cost = reply.get("cost_usd")
-    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost < float("inf")):
+    if cost is not None and (
+        isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost < float("inf")
+    ):
         raise ValueError(f"reply 'cost_usd' must be a number or null, found {cost!r}")
     calls = reply.get("tool_calls")
     if calls is None:

@@ -81,7 +81,10 @@ def reply_text(content: object) -> tuple[str | None, str | None]:
     if (
         isinstance(content, list)
         and content
-        and all(isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str) for part in content)
+        and all(
+            isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+            for part in content
+        )
     ):
         return _escaped_surrogates("".join(part["text"] for part in content))
     try:

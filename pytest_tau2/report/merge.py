@@ -277,13 +277,17 @@ def _inconsistencies(folder: ShardFolder, junit: Path | None) -> list[str]:
         found = cases.get(entry.folder)
         if found is not None:
             expected = dict(entry.junit_properties())
-            differs = _differences(expected, {key: found[key] for key in expected if key in found}, ("all_metrics.json", "junit.xml"))
+            differs = _differences(
+                expected, {key: found[key] for key in expected if key in found}, ("all_metrics.json", "junit.xml")
+            )
             if differs:
                 problems.append(f"{entry.folder}: {junit} and {folder.path / 'all_metrics.json'} differ ({differs})")
     return problems
 
 
-def _differences(a: dict[str, str], b: dict[str, str], names: tuple[str, str] = ("all_metrics.json", "metrics.json")) -> str:
+def _differences(
+    a: dict[str, str], b: dict[str, str], names: tuple[str, str] = ("all_metrics.json", "metrics.json")
+) -> str:
     keys = [key for key in dict.fromkeys([*a, *b]) if a.get(key) != b.get(key)]
     return "; ".join(f"{key}: {a.get(key)!r} in {names[0]}, {b.get(key)!r} in {names[1]}" for key in keys[:4])
 

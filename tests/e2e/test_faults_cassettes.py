@@ -100,7 +100,11 @@ def _replay(tmp: Path, recorded: Recorded) -> tuple[PytestRun, dict[str, int]]:
 def model_options_for(base_url: str) -> list[str]:
     """The recording's model options (the server is gone: a replay in mode none calls nothing)."""
     args = json.dumps({"api_base": base_url, "api_key": SECRET})
-    return [opt for side in ("agent", "user") for opt in (f"--tau2-{side}-model", f"openai/{side}", f"--tau2-{side}-args", args)]
+    return [
+        opt
+        for side in ("agent", "user")
+        for opt in (f"--tau2-{side}-model", f"openai/{side}", f"--tau2-{side}-args", args)
+    ]
 
 
 @pytest.fixture(scope="module")

@@ -229,9 +229,7 @@ def test_replies_litellm_refuses_are_named_and_the_run_goes_on(via_litellm: Reco
     assert_counts_agree(run, [retail(t) for t in LITELLM_TASKS])
 
 
-def test_both_transports_keep_the_same_transcript_of_a_surrogate(
-    hostile: Recorded, via_litellm: Recorded
-) -> None:
+def test_both_transports_keep_the_same_transcript_of_a_surrogate(hostile: Recorded, via_litellm: Recorded) -> None:
     def said(recorded: Recorded) -> list[Any]:
         keep = ("role", "content", "content_note", "error", "name")
         return [{k: m.get(k) for k in keep} for m in recorded.run.transcript(retail(SURROGATE))]

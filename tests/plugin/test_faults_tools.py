@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -134,7 +133,7 @@ class ChattyUser(Hostile):
         return Resources(tools={"Peek": {}})
 '''
 
-CHATTY_USER = '''
+CHATTY_USER = """
 
 class _ChattyUser:
     async def respond(self, messages, tools):
@@ -147,7 +146,7 @@ def tau2_user(tau2_scenario, tau2_context):
     if tau2_scenario.name == "lab__chatty_user":
         return _ChattyUser()
     return participants.make_user(tau2_context)
-'''
+"""
 
 PROCESS_ENDERS = {
     "lab__exit": "the agent's tool 'exit_now' (lab_scenarios.ExitNow) called sys.exit(3)",
