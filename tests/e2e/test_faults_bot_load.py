@@ -32,8 +32,10 @@ from tests.support.bot_load import HOSTILE_KINDS, run_load
 
 RETAIL = "tau2_retail__5"
 HONEST = ("restaurant__pizza_pepperoni", "restaurant__menu_question", "tau2_retail__5", "tau2_retail__7")
-LATENCY_BOUND_S = 5.0
-"""p99 of an honest session under the hostile load (a quiet session takes ~0.1 s here)."""
+LATENCY_FACTOR, LATENCY_SLACK_S = 2.5, 2.0
+"""The stated bound: an honest session's p99 beside the hostile clients is within 2.5 times the
+p99 of the same sessions run quietly, plus 2 s (the hostile clients' own work shares the CPUs:
+the bot, its clients and the test are one process here, on a shared machine)."""
 
 
 @pytest.fixture
@@ -164,7 +166,7 @@ def test_honest_sessions_keep_their_verdicts_beside_hostile_clients(
 ) -> None:
     scenarios = _scenarios(registry, bot_settings, HONEST)
     heavy = scenario_or_skip(registry, RETAIL, bot_settings)
-    quiet = asyncio.run(run_load(guarded_bot.url, scenarios, bot_settings, 8))
+    quiet = asyncio.run(run_load(guarded_bot.url, scenarios, bot_settings, 40))
     loud = asyncio.run(
         run_load(
             guarded_bot.url,
@@ -181,7 +183,8 @@ def test_honest_sessions_keep_their_verdicts_beside_hostile_clients(
     for session in loud.sessions:
         assert not session.verdict.startswith("error"), session
         assert (session.verdict, session.signals, session.actions) == expected[session.scenario], session.scenario
-    assert loud.latency()["p99"] < LATENCY_BOUND_S, loud.latency()
+    bound = LATENCY_FACTOR * quiet.latency()["p99"] + LATENCY_SLACK_S
+    assert loud.latency()["p99"] < bound, (loud.latency(), quiet.latency())
     assert loud.hostile["deep_frame"] == "invalid_frame"
     assert loud.hostile["nul_path"] == "bad_db_path"
     assert loud.hostile["big_frames"] == "session_limit"
