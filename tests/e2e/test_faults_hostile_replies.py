@@ -236,3 +236,27 @@ def test_both_transports_keep_the_same_transcript_of_a_surrogate(hostile: Record
 
     assert said(hostile) == said(via_litellm)
     assert json.loads((via_litellm.run.results_dir / "all_metrics.json").read_text())["scenarios"]
+
+
+def test_the_report_renders_an_older_folder_holding_a_raw_surrogate(hostile: Recorded, tmp_path: Path) -> None:
+    """A folder written before replies were escaped holds the surrogate itself (a JSON escape)."""
+    import shutil
+
+    folder = Path(shutil.copytree(hostile.run.results_dir, tmp_path / "older"))
+    (folder / "report.html").unlink()
+    path = folder / retail(SURROGATE) / "transcript.json"
+    data = json.loads(path.read_text("utf-8"))
+    for message in data["messages"]:
+        if isinstance(message.get("content"), str):
+            message["content"] = message["content"].replace("Caf\\ud800", LONE)
+    path.write_text(json.dumps(data), "utf-8")  # ensure_ascii: the file holds the escape \ud800
+    again = subprocess.run(
+        [sys.executable, "-m", "pytest_tau2.cli", "report", str(folder)],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        check=False,
+        timeout=120,
+    )
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "Caf\\ud800" in (folder / "report.html").read_text("utf-8")
