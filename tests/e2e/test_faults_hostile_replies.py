@@ -11,6 +11,7 @@ run == JUnit testcases == all_metrics.json entries holds. See docs/faults.md.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -240,8 +241,6 @@ def test_both_transports_keep_the_same_transcript_of_a_surrogate(hostile: Record
 
 def test_the_report_renders_an_older_folder_holding_a_raw_surrogate(hostile: Recorded, tmp_path: Path) -> None:
     """A folder written before replies were escaped holds the surrogate itself (a JSON escape)."""
-    import shutil
-
     folder = Path(shutil.copytree(hostile.run.results_dir, tmp_path / "older"))
     (folder / "report.html").unlink()
     path = folder / retail(SURROGATE) / "transcript.json"
