@@ -14,7 +14,11 @@ It refuses, naming the folders and what differs:
 - an incomplete set of shards: run.json says ``I/N``; each of 1..N must be there exactly once
   (unsharded folders may be merged with each other, never with shards);
 - a folder whose run has not finished (it holds the run's lock, or scenario folders without
-  all_metrics.json).
+  all_metrics.json);
+- a folder whose files disagree with each other: a scenario's metrics.json and its entry in
+  all_metrics.json (verdict, stop reason, any signal, a gating sub-result, the error), or its
+  junit.xml test case (missing, extra, or with other properties). Each file is written from the
+  same record, so a difference means a file was edited or lost.
 """
 
 from __future__ import annotations
@@ -23,8 +27,10 @@ import argparse
 import datetime as _dt
 import json
 import os
+import re
 import shutil
 import sys
+import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,6 +209,9 @@ def merge(dirs: Sequence[Path], into: Path, *, junit: Sequence[Path] | None = No
     folders = [read_folder(Path(d)) for d in dirs]
     check(folders)
     junit_files = _junit_files(folders, junit)
+    problems = [p for i, f in enumerate(folders) for p in _inconsistencies(f, junit_files[i] if junit_files else None)]
+    if problems:
+        raise MergeError("cannot merge: files of a folder disagree:" + "".join(f"\n  {p}" for p in problems[:20]))
     if into.exists() and (not into.is_dir() or any(into.iterdir())):
         raise MergeError(f"--into {into}: exists and is not an empty folder; merge into a new folder")
     into.mkdir(parents=True, exist_ok=True)
@@ -234,6 +243,68 @@ def merge(dirs: Sequence[Path], into: Path, *, junit: Sequence[Path] | None = No
     for name, exc in write_views(run):  # a view of the merged files: never lose the merge over it
         warnings.append(f"{name} not written: {type(exc).__name__}: {exc}")
     return Merged(into, len(metrics), len(errors), cases, warnings)
+
+
+SCENARIO_CASE = re.compile(r"^test_scenario\[(?P<name>.+)\]$")
+
+
+def _inconsistencies(folder: ShardFolder, junit: Path | None) -> list[str]:
+    """Where a folder's metrics.json files, all_metrics.json and junit.xml disagree, by scenario."""
+    problems: list[str] = []
+    for entry in folder.metrics:
+        path = folder.path / entry.folder / "metrics.json"
+        try:
+            saved = ScenarioRecord.read(files.loads(path.read_bytes()))
+        except (OSError, ValueError, KeyError, TypeError):
+            problems.append(f"{entry.folder}: {path} is not readable as a metrics.json")
+            continue
+        differs = _differences(dict(entry.junit_properties()), dict(saved.junit_properties()))
+        if differs:
+            problems.append(f"{entry.folder}: {path} and {folder.path / 'all_metrics.json'} differ ({differs})")
+    if junit is None:
+        return problems
+    try:
+        cases = _junit_cases(junit)
+    except JUnitMergeError as exc:
+        return [*problems, str(exc)]
+    names = folder.folders()
+    for name in names:
+        if name not in cases:
+            problems.append(f"{name}: in {folder.path / 'all_metrics.json'} but no test case in {junit}")
+    for name in sorted(set(cases) - set(names)):
+        problems.append(f"{name}: a test case in {junit} but no entry in {folder.path / 'all_metrics.json'}")
+    for entry in folder.metrics:
+        found = cases.get(entry.folder)
+        if found is not None:
+            expected = dict(entry.junit_properties())
+            differs = _differences(
+                expected, {key: found[key] for key in expected if key in found}, ("all_metrics.json", "junit.xml")
+            )
+            if differs:
+                problems.append(f"{entry.folder}: {junit} and {folder.path / 'all_metrics.json'} differ ({differs})")
+    return problems
+
+
+def _differences(
+    a: dict[str, str], b: dict[str, str], names: tuple[str, str] = ("all_metrics.json", "metrics.json")
+) -> str:
+    keys = [key for key in dict.fromkeys([*a, *b]) if a.get(key) != b.get(key)]
+    return "; ".join(f"{key}: {a.get(key)!r} in {names[0]}, {b.get(key)!r} in {names[1]}" for key in keys[:4])
+
+
+def _junit_cases(path: Path) -> dict[str, dict[str, str]]:
+    """Scenario (or trial) name -> the JUnit properties of its test case."""
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError) as exc:
+        raise JUnitMergeError(f"cannot read the JUnit file {path}: {exc}") from None
+    cases: dict[str, dict[str, str]] = {}
+    for case in root.iter("testcase"):
+        match = SCENARIO_CASE.match(case.get("name") or "")
+        if match:
+            props = {str(p.get("name")): str(p.get("value")) for p in case.iter("property")}
+            cases[match.group("name")] = props
+    return cases
 
 
 def _junit_files(folders: Sequence[ShardFolder], given: Sequence[Path] | None) -> list[Path]:

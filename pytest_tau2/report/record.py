@@ -74,7 +74,9 @@ SignalName = Annotated[str, WithJsonSchema(ref("signal"))]
 MetricNames = Annotated[list[str], WithJsonSchema(ref("metric_names"))]
 JsonValue = Annotated[object, WithJsonSchema(ref("json_value"))]
 """A value kept as it came (pydantic checks nothing of it); its schema is ``$defs/json_value``."""
-STOP_REASONS = ("exit", "transfer", "user_stop", "max_turns", "timeout", "too_many_tool_errors", "error")
+STOP_REASONS = (
+    "exit", "transfer", "user_stop", "max_turns", "timeout", "too_many_tool_errors", "user_max_steps", "error",
+)  # fmt: skip
 RECORD_MODES = ("none", "once", "new_episodes", "all")
 
 

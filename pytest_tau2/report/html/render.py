@@ -60,7 +60,9 @@ def write_report(results_dirs: list[Path], output: Path) -> Path:
     output.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", dir=output.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        # backslashreplace: a lone surrogate read from a folder written before replies were escaped
+        # (docs/faults.md) is shown as its escape instead of losing the whole report.
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(html)
         os.chmod(tmp, 0o644)
         os.replace(tmp, output)
