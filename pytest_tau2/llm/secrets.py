@@ -95,13 +95,17 @@ _SECRET_PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...] = (
 )
 # ``scheme://user:password@host``: the password part (up to the '@' that ends the userinfo).
 _URL_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@'\"]*:)(?P<password>[^\s/@'\"]+)(?=@)")
-# A URL in text: a scheme, then everything up to a space or a quote.
-_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
 # Query parameter names whose values are credentials (``token``, ``key``, ``api-key``, ``sig``,
 # ``X-Amz-Signature``, ``access_token``, ``password``, ``secret``, ``auth``, ``jwt``, ``session``...).
-_SECRET_PARAM = re.compile(r"key|token|secret|passw|pwd|sig|auth|credential|jwt|session", re.IGNORECASE)
-# One ``name=value`` of a query string (or of a fragment holding parameters, as OAuth's ``#access_token=``).
-_QUERY_PARAM = re.compile(r"(?P<head>[?&;#](?P<name>[^=&;#?\s'\"<>]+)=)(?P<value>[^&;#\s'\"<>]*)")
+_SECRET_PARAM_WORDS = r"(?:key|token|secret|passw|pwd|sig|auth|credential|jwt|session)"
+_PARAM_NAME_CHAR = r"[^=&;#?\s'\"<>/]"
+# One credential ``name=value`` of a query string (or of a fragment holding parameters, as
+# OAuth's ``#access_token=``), in a URL or in a bare path a server echoes back
+# (``no route for POST /v1/?api-key=...``): the value up to the next separator.
+_QUERY_SECRET = re.compile(
+    rf"(?P<head>[?&;#]{_PARAM_NAME_CHAR}*{_SECRET_PARAM_WORDS}{_PARAM_NAME_CHAR}*=)(?P<value>[^&;#\s'\"<>]+)",
+    re.IGNORECASE,
+)
 
 
 def is_secret_name(name: str) -> bool:
@@ -143,14 +147,7 @@ def secret_items(args: Mapping[str, object]) -> Iterable[tuple[str, str]]:
 
 def _query_secrets(url: str) -> list[str]:
     """The values of the credential-named query parameters of ``url``."""
-    if "=" not in url:
-        return []
-    return [
-        m.group("value")
-        for found in _URL.finditer(url)
-        for m in _QUERY_PARAM.finditer(found.group(0))
-        if m.group("value") and _SECRET_PARAM.search(m.group("name"))
-    ]
+    return [m.group("value") for m in _QUERY_SECRET.finditer(url)] if "=" in url else []
 
 
 def _url_password(value: str) -> str | None:
@@ -182,19 +179,10 @@ def mask_url(url: str) -> str:
     """``url`` (or a text holding URLs) with its credentials masked: the password of the userinfo
     (``ws://bob:***@host:8765``) and the values of credential-named query parameters
     (``ws://host/agent?token=***&lang=en``, ``https://host/v1?api-key=***``)."""
-    masked = _URL_USERINFO.sub(lambda m: m.group("head") + MASK, url)
+    masked = _URL_USERINFO.sub(lambda m: m.group("head") + MASK, url) if "://" in url else url
     if "=" in masked:
-        masked = _URL.sub(_mask_query, masked)
+        masked = _QUERY_SECRET.sub(lambda m: m.group("head") + MASK, masked)
     return masked
-
-
-def _mask_query(found: re.Match[str]) -> str:
-    def one(m: re.Match[str]) -> str:
-        if m.group("value") and _SECRET_PARAM.search(m.group("name")):
-            return m.group("head") + MASK
-        return m.group(0)
-
-    return _QUERY_PARAM.sub(one, found.group(0))
 
 
 # ``"<credential-named key>": "<value>"`` inside JSON text, parseable or not.
@@ -255,7 +243,7 @@ def _redact(text: str, candidates: frozenset[str]) -> str:
     present = frozenset(s for s in candidates if s in text)
     if present:
         text = _secrets_pattern(present).sub(MASK, text)
-    if "://" in text:
+    if "://" in text or "=" in text:
         text = mask_url(text)
     for prefixes, pattern, replacement in _SECRET_PATTERNS:
         if any(prefix in text for prefix in prefixes):
@@ -286,17 +274,11 @@ def redact_data(value: Any, secrets: Iterable[str] | None = None) -> Any:
 def _may_need_redaction(text: str, candidates: Iterable[str]) -> bool:
     if any(secret in text for secret in candidates):
         return True
-    if "://" in text and (_URL_USERINFO.search(text) or ("=" in text and _has_query_secret(text))):
-        return True  # a plain api_base URL has nothing to mask
+    if "://" in text and _URL_USERINFO.search(text):  # a plain api_base URL has nothing to mask
+        return True
+    if "=" in text and _QUERY_SECRET.search(text):
+        return True
     return any(prefix in text for prefixes, _, _ in _SECRET_PATTERNS for prefix in prefixes)
-
-
-def _has_query_secret(text: str) -> bool:
-    return any(
-        _SECRET_PARAM.search(m.group("name")) and m.group("value")
-        for found in _URL.finditer(text)
-        for m in _QUERY_PARAM.finditer(found.group(0))
-    )
 
 
 def _walk(value: object, candidates: frozenset[str]) -> object:
