@@ -24,6 +24,7 @@ from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.run_folder import RunFolder
 from pytest_tau2.report.run_record import ErrorEntry, RunMetrics
 from pytest_tau2.report.summary import render
+from pytest_tau2.report.terminal import escape_controls
 from pytest_tau2.report.views import RunFiles, write_views
 
 UNREPORTED_KEY = "tau2_unreported"
@@ -177,7 +178,7 @@ class RunReport:
         terminalreporter.section("tau2 summary")
         text = self.summary_text or self._text(self.session, *self.entries())
         for line in text.rstrip().splitlines():
-            terminalreporter.write_line(line)
+            terminalreporter.write_line(escape_controls(line))  # all_summary.txt keeps the exact text
         for failure in self.write_failures:
             terminalreporter.write_line(f"warning: could not write {failure}", yellow=True)
         terminalreporter.write_line(f"results: {self.results_dir}")

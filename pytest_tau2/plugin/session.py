@@ -24,6 +24,7 @@ from pytest_tau2.plugin.prefetching import end_controller_idle_time, finish_pref
 from pytest_tau2.plugin.run_report import RunReport
 from pytest_tau2.plugin.selection import ShardSelection
 from pytest_tau2.plugin.selection_hint import SelectionHints, XdistSelectionHints
+from pytest_tau2.plugin.shown import ShownText
 from pytest_tau2.report.run_folder import RunFolder, RunFolderError
 from pytest_tau2.report.shards import parse_shard
 from pytest_tau2.run.catalog import Catalog
@@ -62,6 +63,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(
         RunReport(Path(settings.results_dir), is_worker=is_worker(config), folder=folder), "tau2-run-report"
     )
+    config.pluginmanager.register(ShownText(settings), "tau2-shown-text")  # masked, control characters escaped
     if config.pluginmanager.hasplugin("xdist"):
         from pytest_tau2.plugin.xdist_hooks import XdistHooks
 

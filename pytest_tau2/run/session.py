@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pytest_tau2.llm.secrets import redact
+from pytest_tau2.report.terminal import escape_controls
 from pytest_tau2.run import participants
 from pytest_tau2.settings import Settings
 
@@ -14,6 +15,12 @@ from pytest_tau2.settings import Settings
 def shown(text: str, secrets: Sequence[str] = ()) -> str:
     """``text`` as it may be shown to the user (an option's message): credentials masked."""
     return redact(text, secrets)
+
+
+def shown_in_terminal(text: str, secrets: Sequence[str] = ()) -> str:
+    """``text`` as pytest may print and report it (the terminal, JUnit XML): credentials masked
+    and control characters escaped (report/terminal.py); result files keep the exact text."""
+    return escape_controls(redact(text, secrets))
 
 
 def header_lines(settings: Settings) -> list[str]:

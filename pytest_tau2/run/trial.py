@@ -19,6 +19,7 @@ from pytest_tau2.environment.tools import resolve_tool
 from pytest_tau2.report import files
 from pytest_tau2.report.metrics import build_record
 from pytest_tau2.report.record import ScenarioRecord
+from pytest_tau2.report.terminal import escape_controls
 from pytest_tau2.run import participants
 from pytest_tau2.run.agent_side import ProvidesAgentSide
 from pytest_tau2.run.outcome import ScenarioOutcome
@@ -40,7 +41,8 @@ class TrialResult:
     payload: dict[str, Any]
     """``{"folder", "metrics", "files"}``: what report/files.py writes."""
     infra_text: str | None
-    """The infrastructure error (redacted), when the conversation could not be run to its end."""
+    """The infrastructure error (redacted, control characters escaped: what the terminal shows),
+    when the conversation could not be run to its end."""
     fatal: bool = False
     """That error would end every later trial the same way (no API key): the run stops."""
 
@@ -181,7 +183,8 @@ class Trial:
             save_db=self.settings.save_db,
             redact=ctx.redact_data,
         )
-        return TrialResult(metrics, payload, infra_text, fatal=bool(getattr(infra, "fatal", False)))
+        shown = escape_controls(infra_text) if infra_text is not None else None  # metrics.json keeps it exact
+        return TrialResult(metrics, payload, shown, fatal=bool(getattr(infra, "fatal", False)))
 
     def metadata(self) -> dict[str, Any]:
         """metadata.json: what the scenario is, and who took part."""

@@ -393,8 +393,10 @@ def run_pytest(
     cwd: Path = REPO_ROOT,
     env: dict[str, str] | None = None,
     timeout: float = 240.0,
+    umask: int | None = None,
 ) -> PytestRun:
-    """``python -m pytest <args> -v --tau2-results-dir <tmp>/results --junitxml <tmp>/junit.xml``."""
+    """``python -m pytest <args> -v --tau2-results-dir <tmp>/results --junitxml <tmp>/junit.xml``
+    (under ``umask`` when given)."""
     results = tmp / "results"
     junit = tmp / "junit.xml"
     full = [
@@ -414,7 +416,14 @@ def run_pytest(
     ]
     start = time.perf_counter()
     done = subprocess.run(
-        full, cwd=cwd, env=env or subprocess_env(), capture_output=True, text=True, timeout=timeout, check=False
+        full,
+        cwd=cwd,
+        env=env or subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        umask=-1 if umask is None else umask,
     )
     wall = time.perf_counter() - start
     (tmp / "stdout.txt").write_text(done.stdout, "utf-8")  # kept for debugging a failed assertion
