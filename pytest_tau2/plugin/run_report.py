@@ -88,8 +88,10 @@ class RunReport:
             }
 
     def _write(self, nodeid: str, payload: dict[str, Any]) -> None:
-        self.results[nodeid] = ScenarioRecord.read(payload["metrics"])
+        record = self.results[nodeid] = ScenarioRecord.read(payload["metrics"])
         self.errors.pop(nodeid, None)
+        if self.folder is not None:
+            self.folder.observe(record.agent, record.user)  # run.json names the agent the results name
         if self._write_files(payload):
             # Reports stay in memory until the session ends (pytest keeps them for its summary):
             # keep the metrics, drop the file texts (transcripts, DB dumps) once they are on disk.
@@ -158,6 +160,8 @@ class RunReport:
             text += f"\n{resumed} of {len(metrics)} results resumed from the saved run (not run again)\n"
         if self.folder is not None and self.folder.moved:
             text += f"Leftovers of unfinished scenarios moved aside: {', '.join(self.folder.moved)}\n"
+        for note in self.folder.notes if self.folder is not None else ():
+            text += f"Note: {note}\n"
         return text
 
     @pytest.hookimpl(trylast=True)

@@ -13,6 +13,7 @@ from pytest_tau2.plugin import invocation, worker_settings
 from pytest_tau2.plugin.gc_policy import freeze_at_session_end, session_configured
 from pytest_tau2.plugin.keys import (
     CATALOG_KEY,
+    FOLDER_NOTES_KEY,
     SAVED_KEY,
     SETTINGS_KEY,
     is_controller_of_workers,
@@ -60,6 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
         except RunFolderError as exc:
             raise pytest.UsageError(str(exc)) from None
         config.stash[SAVED_KEY] = folder.saved
+        config.stash[FOLDER_NOTES_KEY] = folder.notes  # the header shows them
     config.pluginmanager.register(
         RunReport(Path(settings.results_dir), is_worker=is_worker(config), folder=folder), "tau2-run-report"
     )

@@ -409,10 +409,8 @@ def run_pytest(
         "no:cacheprovider",
         "-p",
         "no:randomly",
-        "--tau2-results-dir",
-        str(results),
-        "--junitxml",
-        str(junit),
+        f"--tau2-results-dir={results}",  # one argument: an existing folder is not taken for a test path
+        f"--junitxml={junit}",
     ]
     start = time.perf_counter()
     done = subprocess.run(
