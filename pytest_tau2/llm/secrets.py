@@ -23,7 +23,7 @@ import functools
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,6 +37,7 @@ __all__ = [
     "mask_url",
     "redact",
     "redact_data",
+    "redactor",
     "secret_items",
     "secrets_in_json",
 ]
@@ -232,6 +233,12 @@ def redact(text: str, secrets: Iterable[str] | None = None) -> str:
     not part of a longer word: "risk-assessment-meeting" stays as it is.
     """
     return _redact(text, _candidates(secrets))
+
+
+def redactor(secrets: Iterable[str] | None = None) -> Callable[[str], str]:
+    """:func:`redact` with ``secrets`` and the environment's keys looked up once, for many texts."""
+    candidates = _candidates(secrets)
+    return lambda text: _redact(text, candidates)
 
 
 def _candidates(secrets: Iterable[str] | None) -> frozenset[str]:

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from pytest_tau2.plugin.keys import item_id
-from pytest_tau2.run.session import shown_in_terminal
+from pytest_tau2.run.session import terminal_text
 from pytest_tau2.settings import Settings
 
 
@@ -29,15 +29,22 @@ class ShownText:
 
     def __init__(self, settings: Settings) -> None:
         self.secrets = tuple(settings.secrets())
+        self._show: Callable[[str], str] | None = None
+
+    def show(self, text: str) -> str:
+        if self._show is None:  # the environment's keys are read once, when a first text is shown
+            self._show = terminal_text(self.secrets)
+        return self._show(text)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if item_id(report.nodeid) is not None:
-            clean_report(report, lambda text: shown_in_terminal(text, self.secrets))
+            clean_report(report, self.show)
 
 
 def clean_report(report: pytest.TestReport, show: Callable[[str], str]) -> None:
-    """Apply ``show`` to every text of ``report``: the failure or skip text, sections, properties."""
+    """Apply ``show`` to every text of ``report``: the failure or skip text, captured output, and
+    (on the teardown report, the one junitxml reads them from) the JUnit properties."""
     longrepr = report.longrepr
     if isinstance(longrepr, tuple) and len(longrepr) == 3:  # a skip: (path, line, reason)
         path, line, reason = longrepr
@@ -48,10 +55,14 @@ def clean_report(report: pytest.TestReport, show: Callable[[str], str]) -> None:
         text = str(longrepr)
         if show(text) != text:  # walk pytest's repr objects only when something is to change
             _walk(longrepr, show)
-    report.sections = [(name, show(content)) for name, content in report.sections]
-    report.user_properties = [
-        (name, show(value) if isinstance(value, str) else value) for name, value in report.user_properties
-    ]
+    if report.sections:
+        report.sections = [(name, show(content)) for name, content in report.sections]
+    if report.when == "teardown" and report.user_properties:  # the report junitxml reads them from
+        joined = "\n".join(value for _, value in report.user_properties if isinstance(value, str))
+        if show(joined) != joined:  # one look at all of them (~20 us), each only when one changes
+            report.user_properties = [
+                (name, show(value) if isinstance(value, str) else value) for name, value in report.user_properties
+            ]
 
 
 def _walk(value: Any, show: Callable[[str], str]) -> Any:

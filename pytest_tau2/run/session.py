@@ -4,9 +4,9 @@ run header's words for the agent, the user, the judge and the recording mode. No
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from pytest_tau2.llm.secrets import redact
+from pytest_tau2.llm.secrets import redact, redactor
 from pytest_tau2.report.run_folder import endpoints
 from pytest_tau2.report.terminal import escape_controls
 from pytest_tau2.run import participants
@@ -18,10 +18,12 @@ def shown(text: str, secrets: Sequence[str] = ()) -> str:
     return redact(text, secrets)
 
 
-def shown_in_terminal(text: str, secrets: Sequence[str] = ()) -> str:
-    """``text`` as pytest may print and report it (the terminal, JUnit XML): credentials masked
-    and control characters escaped (report/terminal.py); result files keep the exact text."""
-    return escape_controls(redact(text, secrets))
+def terminal_text(secrets: Sequence[str] = ()) -> Callable[[str], str]:
+    """A function giving a text as pytest may print and report it (the terminal, JUnit XML):
+    credentials masked and control characters escaped (report/terminal.py); result files keep
+    the exact text. The credentials are looked up once, when it is made."""
+    mask = redactor(secrets)
+    return lambda text: escape_controls(mask(text))
 
 
 def header_lines(
