@@ -10,9 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +20,7 @@ import yaml
 
 from pytest_tau2.errors import Tau2Error
 from pytest_tau2.llm.secrets import redact
+from pytest_tau2.report.atomic import write_text_atomic
 
 __all__ = [
     "FORMAT",
@@ -213,15 +212,7 @@ def write(path: Path, name: str, calls: list[Interaction]) -> None:
     """Write ``calls`` atomically (a crash never leaves half a cassette)."""
     text = HEADER + _dump({"format": FORMAT, "scenario": name, "calls": _compress(calls)})
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would make a committed cassette private to its recorder
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, text)  # the umask's mode (mkstemp's 0600 would make a committed cassette private)
 
 
 def load(path: Path) -> list[Interaction]:

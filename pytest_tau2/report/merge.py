@@ -8,7 +8,11 @@ run.json, report.html and, when every shard left one, junit.xml.
 It refuses, naming the folders and what differs:
 
 - folders whose run.json fingerprints differ (agent, user, judge, model arguments, limits,
-  verdict options, the data pin): their verdicts are not of one run;
+  verdict options, the data pin): their verdicts are not of one run. The agent and user are
+  compared as the results name them (a conftest's Python agent: ``python:<module>.<class>@<version>``);
+  a folder without results did not learn its agent, so only its other settings are compared.
+  The model servers' addresses (run.json's ``endpoints``) may differ: each shard may have its
+  own server; the merge warns and records every address;
 - scenarios whose recorded tau2 data differs (commit, pinned or not) between folders;
 - a scenario (or trial) present in two folders;
 - an incomplete set of shards: run.json says ``I/N``; each of 1..N must be there exactly once
@@ -41,7 +45,7 @@ from pytest_tau2.errors import Tau2Error
 from pytest_tau2.report import files
 from pytest_tau2.report.junit_merge import JUnitMergeError, merge_junit
 from pytest_tau2.report.record import ScenarioRecord
-from pytest_tau2.report.run_folder import LOCK_FILE, RUN_FILE
+from pytest_tau2.report.run_folder import LOCK_FILE, PARTICIPANT_KEYS, RUN_FILE
 from pytest_tau2.report.run_record import ErrorEntry, RunInfo, RunMetrics
 from pytest_tau2.report.shards import Shard, parse_shard
 from pytest_tau2.report.views import RunFiles, write_views
@@ -60,6 +64,7 @@ class ShardFolder:
     fingerprint: dict[str, Any]
     shard: Shard | None
     started: str | None
+    endpoints: dict[str, Any] | None = None
     metrics: list[ScenarioRecord] = field(default_factory=list)
     errors: list[ErrorEntry] = field(default_factory=list)
     other: dict[str, Any] = field(default_factory=dict)
@@ -90,7 +95,7 @@ def read_folder(path: Path) -> ShardFolder:
         shard = parse_shard(run.shard) if run.shard else None
     except ValueError as exc:
         raise MergeError(f"{path}/{RUN_FILE}: shard {exc}") from None
-    folder = ShardFolder(path, run.fingerprint, shard, run.started)
+    folder = ShardFolder(path, run.fingerprint, shard, run.started, run.endpoints)
     all_metrics = path / "all_metrics.json"
     if not all_metrics.exists():
         ran = sorted(child.name for child in path.iterdir() if (child / "metrics.json").is_file())
@@ -122,9 +127,12 @@ def check(folders: Sequence[ShardFolder]) -> None:
         if real in seen:
             problems.append(f"{f.path} is given twice")
         seen[real] = f.path
-    first = folders[0]
-    for f in folders[1:]:
-        keys = sorted(set(first.fingerprint) | set(f.fingerprint))
+    first = next((f for f in folders if f.metrics), folders[0])
+    for f in folders:
+        if f is first:
+            continue
+        skip = set() if f.metrics and first.metrics else set(PARTICIPANT_KEYS)  # a folder with no result
+        keys = sorted((set(first.fingerprint) | set(f.fingerprint)) - skip)
         changed = [
             f"{k}: {first.fingerprint.get(k)!r} in {first.path}, {f.fingerprint.get(k)!r} in {f.path}"
             for k in keys
@@ -226,8 +234,13 @@ def merge(dirs: Sequence[Path], into: Path, *, junit: Sequence[Path] | None = No
     metrics = [m for _, m in entries]
     errors = sorted((e for f in folders for e in f.errors), key=lambda e: e.scenario)
     document, warnings = _all_metrics(folders, metrics, errors)
+    servers, moved = _endpoints(folders)
+    if moved:
+        warnings.append(
+            "the folders' model servers differ (not part of the fingerprint; run.json lists each): " + moved
+        )
     info = RunInfo(
-        fingerprint=folders[0].fingerprint,
+        fingerprint=next((f for f in folders if f.metrics), folders[0]).fingerprint,
         pytest_tau2=__version__,
         started=min((f.started for f in folders if f.started), default=None),
         resumed=False,
@@ -236,6 +249,7 @@ def merge(dirs: Sequence[Path], into: Path, *, junit: Sequence[Path] | None = No
             "at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "from": [{"folder": str(f.path), "shard": str(f.shard) if f.shard else None} for f in folders],
         },
+        **({"endpoints": servers} if servers else {}),
     )
     files.write_json(into / RUN_FILE, info.document())
     cases = merge_junit(junit_files, into / JUNIT_NAME) if junit_files else None
@@ -305,6 +319,23 @@ def _junit_cases(path: Path) -> dict[str, dict[str, str]]:
             props = {str(p.get("name")): str(p.get("value")) for p in case.iter("property")}
             cases[match.group("name")] = props
     return cases
+
+
+def _endpoints(folders: Sequence[ShardFolder]) -> tuple[dict[str, Any], str]:
+    """Each side's model server (one address, or the sorted addresses when the folders differ),
+    and what differs, as text ('' when nothing does)."""
+    by_side: dict[str, set[str]] = {}
+    for f in folders:
+        for side, where in (f.endpoints or {}).items():
+            by_side.setdefault(side, set()).update(where if isinstance(where, list) else [str(where)])
+    merged: dict[str, Any] = {}
+    differ: list[str] = []
+    for side, found in sorted(by_side.items()):
+        names = sorted(found)
+        merged[side] = names[0] if len(names) == 1 else names
+        if len(names) > 1:
+            differ.append(f"{side}: {', '.join(names)}")
+    return merged, "; ".join(differ)
 
 
 def _junit_files(folders: Sequence[ShardFolder], given: Sequence[Path] | None) -> list[Path]:

@@ -14,7 +14,6 @@ import functools
 import gzip
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -24,6 +23,7 @@ from jinja2 import Environment, PackageLoader, Template, select_autoescape
 from markupsafe import Markup
 
 from pytest_tau2.report import files
+from pytest_tau2.report.atomic import write_text_atomic
 from pytest_tau2.report.html import formatting
 from pytest_tau2.report.html.loader import Run, ScenarioResult, known_fields, load_details, load_run, raw_files
 from pytest_tau2.report.html.overview_charts import overview_charts
@@ -58,6 +58,7 @@ def write_report(results_dirs: list[Path], output: Path) -> Path:
     output = Path(output)
     html = render_report(runs, output.parent)
     output.parent.mkdir(parents=True, exist_ok=True)
+<<<<<<< HEAD
     fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", dir=output.parent)
     try:
         # backslashreplace: a lone surrogate read from a folder written before replies were escaped
@@ -69,6 +70,9 @@ def write_report(results_dirs: list[Path], output: Path) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+=======
+    write_text_atomic(output, html)  # the umask's mode, as every other result file
+>>>>>>> h-identity
     return output
 
 
