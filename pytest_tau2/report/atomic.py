@@ -17,8 +17,9 @@ __all__ = ["write_text_atomic"]
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to a new file beside ``path``, then rename it onto ``path``."""
+def write_text_atomic(path: Path, text: str, *, errors: str = "strict") -> None:
+    """Write ``text`` (UTF-8, ``errors`` as for :func:`open`) to a new file beside ``path``,
+    then rename it onto ``path``."""
     for _ in range(100):
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
         try:
@@ -29,7 +30,7 @@ def write_text_atomic(path: Path, text: str) -> None:
     else:  # pragma: no cover - 100 collisions of 32 random bits
         raise FileExistsError(f"no free temporary name beside {path}")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors=errors) as fh:
             fh.write(text)
         os.replace(tmp, path)
     except BaseException:

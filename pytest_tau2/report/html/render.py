@@ -58,21 +58,10 @@ def write_report(results_dirs: list[Path], output: Path) -> Path:
     output = Path(output)
     html = render_report(runs, output.parent)
     output.parent.mkdir(parents=True, exist_ok=True)
-<<<<<<< HEAD
-    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", dir=output.parent)
-    try:
-        # backslashreplace: a lone surrogate read from a folder written before replies were escaped
-        # (docs/faults.md) is shown as its escape instead of losing the whole report.
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
-            fh.write(html)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, output)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-=======
-    write_text_atomic(output, html)  # the umask's mode, as every other result file
->>>>>>> h-identity
+    # backslashreplace: a lone surrogate read from a folder written before replies were escaped
+    # (docs/faults.md) is shown as its escape instead of losing the whole report; the mode is
+    # the umask's, as for every other result file.
+    write_text_atomic(output, html, errors="backslashreplace")
     return output
 
 
