@@ -170,6 +170,14 @@ DOMAIN_FILES: dict[str, tuple[str, ...]] = {
         "tau2/domains/airline/policy.md",
         _USER_GUIDELINES,
     ),
+    "mock": (
+        "tau2/domains/mock/db.json",
+        "tau2/domains/mock/user_db.json",
+        "tau2/domains/mock/tasks.json",
+        "tau2/domains/mock/split_tasks.json",
+        "tau2/domains/mock/policy.md",
+        _USER_GUIDELINES_TOOLS,
+    ),
     # Telecom's user simulator has its own tools, hence the tools variant of the guidelines.
     "telecom": (
         "tau2/domains/telecom/db.toml",

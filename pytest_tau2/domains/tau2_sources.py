@@ -66,6 +66,7 @@ def generate(
         tags = tuple(f"tau2_split_{s}" for s, ids in membership.items() if task_id in ids)
         if extra_split and task_id not in base_ids:
             tags += (extra_split,)
+        tags += base.task_tags(task_id)
         attrs: dict[str, object] = {"name": f"{domain}__{name_part}", "tau2_id": task_id, "tags": tags}
         attrs["__module__"] = base.__module__
         if vouch_signals and pin.pinned:
@@ -96,6 +97,12 @@ def _airline() -> type[Tau2BaseScenario]:
     return Tau2AirlineBaseScenario
 
 
+def _mock() -> type[Tau2BaseScenario]:
+    from pytest_tau2.domains.tau2_mock.scenario import Tau2MockBaseScenario
+
+    return Tau2MockBaseScenario
+
+
 def _telecom_source(settings: Settings) -> Iterable[type[Scenario]]:
     from pytest_tau2.domains.tau2_telecom.scenario import Tau2TelecomBaseScenario
 
@@ -107,3 +114,4 @@ def _telecom_source(settings: Settings) -> Iterable[type[Scenario]]:
 register_scenario_source("tau2_retail", _source(_retail, "tau2_retail"))
 register_scenario_source("tau2_telecom", _telecom_source)
 register_scenario_source("tau2_airline", _source(_airline, "tau2_airline"))
+register_scenario_source("tau2_mock", _source(_mock, "tau2_mock"))

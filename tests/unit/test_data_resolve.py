@@ -66,7 +66,7 @@ def test_manifest_constants_are_well_formed() -> None:
 
 
 def test_domain_files_are_manifest_entries() -> None:
-    assert set(DOMAIN_FILES) == {"retail", "airline", "telecom"}
+    assert set(DOMAIN_FILES) == {"retail", "airline", "telecom", "mock"}
     for files in DOMAIN_FILES.values():
         assert set(files) <= set(MANIFEST)
     assert "tau2/user_simulator/simulation_guidelines.md" in DOMAIN_FILES["airline"]
@@ -247,8 +247,8 @@ def test_verify_root_pointing_at_tau2_itself_gets_a_hint(retail_copy: Path) -> N
 
 
 def test_verify_unknown_domain(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="unknown tau2 domain 'mock'"):
-        verify(tmp_path, "mock")
+    with pytest.raises(DataError, match="unknown tau2 domain 'voice'"):
+        verify(tmp_path, "voice")
 
 
 def test_verify_cli_exit_codes(retail_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -44,6 +44,11 @@ class Tau2BaseScenario(Scenario):
     max_turns = 100
     max_duration = 1800.0
 
+    @classmethod
+    def task_tags(cls, task_id: str) -> tuple[str, ...]:
+        """Extra markers of one task, known without reading its task file (collection)."""
+        return ()
+
     # ---- data ---------------------------------------------------------------------------------
 
     def data_root(self, settings: Settings) -> Path:
