@@ -125,6 +125,11 @@ def validate_settings(settings: Settings) -> None:
             raise SettingsError(str(exc)) from None
     if settings.telecom_tasks not in ("base", "full"):
         raise SettingsError(f"--tau2-telecom-tasks must be 'base' or 'full', got {settings.telecom_tasks!r}")
+    from pytest_tau2.domains.tau2_banking_knowledge.retrieval import check_retrieval
+
+    problem = check_retrieval(settings.retrieval)
+    if problem is not None:
+        raise SettingsError(problem)
     if settings.verdict not in ("six-signal", "tau2-reward"):
         raise SettingsError(f"--tau2-verdict must be 'six-signal' or 'tau2-reward', got {settings.verdict!r}")
     if settings.trials < 1:
