@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, cast
 
-from pytest_tau2.domains.tau2_banking_knowledge import discoverable as _disc  # noqa: F401
+from pytest_tau2.conversation.protocol import STOP_TOKENS
 from pytest_tau2.domains.tau2_banking_knowledge import disc_accounts, disc_cards, disc_credit, disc_debit  # noqa: F401
 from pytest_tau2.domains.tau2_banking_knowledge.agent_tools import ALLOWLIST, BASE_AGENT_TOOLS, NAMESPACE, UNLOCKED
 from pytest_tau2.domains.tau2_banking_knowledge.db import BankDB, read_db
@@ -165,6 +165,16 @@ class Tau2BankingKnowledgeBaseScenario(Tau2BaseScenario):
         raise DataError(f"{self.name}: unknown initialization step {action!r}")
 
     # ---- prompts ------------------------------------------------------------------------------
+
+    def user_opening(self) -> str:
+        """The scripted user's first words: the instructions' first paragraph (the instructions
+        themselves quote the stop tokens the simulated user may send later, which must not be
+        said in the opening)."""
+        text = str(self.instructions.get("reason_for_call") or self.description)
+        first = text.strip().split("\n\n", 1)[0]
+        for token in STOP_TOKENS:
+            first = first.replace(token, "")
+        return first.strip() or "Hello, I need help with my account."
 
     def policy_text(self) -> str:
         folder = self.root / DOMAIN_DIR
