@@ -302,7 +302,9 @@ def test_files_for_domains() -> None:
     both = files_for_domains(["retail", "airline"])
     assert len(both) == 9 and len(set(both)) == 9  # shared guidelines listed once
     with pytest.raises(ValueError, match="unknown domain"):
-        files_for_domains(["mock"])
+        files_for_domains(["voice"])
+    banking = files_for_domains(["banking_knowledge"])
+    assert len([f for f in banking if f.startswith("tau2/domains/banking_knowledge/")]) == 815
 
 
 def test_format_size() -> None:
