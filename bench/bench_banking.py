@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_offline import ROOT, machine, median_run  # noqa: E402
+from bench_offline import ROOT, machine, median_run
 
 sys.path.insert(0, str(ROOT))
 

@@ -19,6 +19,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import cast
 
 from pytest_tau2.conversation.protocol import Participant, Reply, ToolCall, has_stop_token
 from pytest_tau2.environment.env import Environment
@@ -224,8 +225,14 @@ class Conversation:
         if role == "tool":
             requestor = "user" if message.get("requestor") == "user" else "agent"
             call_id = message.get("tool_call_id", message.get("id"))
-            entry = {"role": "tool", "requestor": requestor, "tool_call_id": call_id,
-                     "content": message.get("content"), "error": bool(message.get("error")), "history": True}
+            entry = {
+                "role": "tool",
+                "requestor": requestor,
+                "tool_call_id": call_id,
+                "content": message.get("content"),
+                "error": bool(message.get("error")),
+                "history": True,
+            }
             side = self._user if requestor == "user" else self._agent
             side.view.append({"role": "tool", "tool_call_id": call_id, "content": message.get("content")})
             self._append(entry)
@@ -233,9 +240,10 @@ class Conversation:
         side = self._agent if role == "assistant" else self._user
         other = self._user if side is self._agent else self._agent
         text = message.get("content")
+        listed = cast("list[JSONObject]", message.get("tool_calls") or [])  # the history's {"id", "name", "arguments"}
         calls = [
-            ToolCall(str(c.get("name")), c.get("arguments") or {}, str(c.get("id") or ""))  # type: ignore[arg-type]
-            for c in message.get("tool_calls") or []  # type: ignore[union-attr]
+            ToolCall(str(c.get("name")), cast("JSONObject | str", c.get("arguments") or {}), str(c.get("id") or ""))
+            for c in listed
         ]
         if calls:
             entry["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]

@@ -11,8 +11,18 @@ from pathlib import Path
 import pytest
 
 from pytest_tau2.domains.tau2_common.prompts import scenario_block
-from tests.e2e.llm_scripts import DATA_DIR, STOP, AgentScript, ScriptedModels, Tasks, UserScript, call, model_options, node
-from tests.e2e.llm_scripts import run_pytest
+from tests.e2e.llm_scripts import (
+    DATA_DIR,
+    STOP,
+    AgentScript,
+    ScriptedModels,
+    Tasks,
+    UserScript,
+    call,
+    model_options,
+    node,
+    run_pytest,
+)
 from tests.support.fake_openai import FakeOpenAIServer, text
 
 BANK = DATA_DIR / "tau2" / "domains" / "banking_knowledge"
@@ -39,10 +49,7 @@ def test_the_agent_searches_unlocks_and_calls_through_the_model_path(
 ) -> None:
     models = ScriptedModels(_tasks())
     gold = models.tasks.gold(TASK)
-    steps = [call(*search)] + [
-        call(a["name"], a["arguments"] if a["name"] != "call_discoverable_agent_tool" else a["arguments"])
-        for a in gold
-    ] + [text("Your new account is open.")]  # fmt: skip
+    steps = [call(*search), *(call(a["name"], a["arguments"]) for a in gold), text("Your new account is open.")]
     models.agent[TASK] = AgentScript(steps)
     models.user[TASK] = UserScript([f"[case {TASK}] I would like to open an account.", "Yes, please.",
                                     f"Thanks, that is all. {STOP}"])  # fmt: skip

@@ -56,7 +56,9 @@ def test_census(scenarios: dict[str, Any]) -> None:
     assert len(scenarios) == len(UPSTREAM) == 97
     assert sorted(scenarios) == sorted(UPSTREAM)
     assert min(scenarios) == "task_001" and max(scenarios) == "task_102"
-    assert len(BASE_AGENT_TOOLS) == 14 and len(AGENT_TOOLS) == 44  # upstream has 44 (@is_discoverable_tool on KnowledgeTools)
+    assert (
+        len(BASE_AGENT_TOOLS) == 14 and len(AGENT_TOOLS) == 44
+    )  # upstream has 44 (@is_discoverable_tool on KnowledgeTools)
     assert len(USER_TOOL_CLASSES) == 6 and len(USER_TOOLS) == 4
     bases = [tuple(s.criteria["reward_basis"]) for s in scenarios.values()]
     assert (bases.count(("DB",)), bases.count(("ACTION",)), bases.count(("DB", "NL_ASSERTION"))) == (87, 9, 1)
@@ -84,16 +86,20 @@ def _trajectories(task_id: str, scenario: Any) -> dict[str, list[tuple[str, str,
         assert all(gold[j][1] not in MUTATING for j in range(k + 1, len(gold)))
         found["minus_last_write"] = gold[:k] + gold[k + 1 :]
     if "extra_read" in facts:
+        read = {"agent_tool_name": READ_EXTRA, "arguments": json.dumps({"user_id": "x"})}
         found["extra_read"] = [
             ("assistant", "unlock_discoverable_agent_tool", {"agent_tool_name": READ_EXTRA}),
-            ("assistant", "call_discoverable_agent_tool", {"agent_tool_name": READ_EXTRA,
-                                                          "arguments": json.dumps({"user_id": "x"})}),
-        ] + gold  # fmt: skip
+            ("assistant", "call_discoverable_agent_tool", read),
+            *gold,
+        ]
     if "ints_as_floats" in facts:
         floated = []
         for requestor, name, arguments in gold:
             if name == "call_discoverable_agent_tool":
-                arguments = {**arguments, "arguments": re.sub(r"(:\s*-?\d+)(?=[,}\s])", r"\1.0", arguments["arguments"])}
+                arguments = {
+                    **arguments,
+                    "arguments": re.sub(r"(:\s*-?\d+)(?=[,}\s])", r"\1.0", arguments["arguments"]),
+                }
             floated.append((requestor, name, arguments))
         found["ints_as_floats"] = floated
     return found
@@ -144,8 +150,9 @@ def test_offline_oracle_passes_every_task_with_upstreams_reward(scenarios: dict[
     for task_id, scenario in scenarios.items():
         ctx = participants.Context.for_scenario(scenario, settings)
         outcome = asyncio.run(
-            run_scenario(scenario, agent=participants.make_agent(ctx), user=participants.make_user(ctx),
-                         settings=settings)  # fmt: skip
+            run_scenario(
+                scenario, agent=participants.make_agent(ctx), user=participants.make_user(ctx), settings=settings
+            )
         )
         assert outcome.is_successful is True, task_id
         assert outcome.signals["tau2_reward"] == 1.0, task_id

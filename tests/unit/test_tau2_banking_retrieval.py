@@ -100,7 +100,11 @@ def test_search_tools_answer_through_the_tool_surface() -> None:
     env = seeding.prepare(bound, settings).envs["agent"]
     result = env.call("KB_search", {"query": "how do I dispute a debit card charge"})
     first = UPSTREAM["bm25"]["how do I dispute a debit card charge"][0]
-    assert not result.error and result.content.startswith("1. ") and f"   ID: {first[0]}\n   Score: {first[1]:.4f}" in result.content
+    assert (
+        not result.error
+        and result.content.startswith("1. ")
+        and f"   ID: {first[0]}\n   Score: {first[1]:.4f}" in result.content
+    )
     assert env.call("KB_search", {"query": "   "}).content == "No relevant documents found."
     bound, settings = scenario("grep_only")
     env = seeding.prepare(bound, settings).envs["agent"]

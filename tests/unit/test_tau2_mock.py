@@ -72,13 +72,25 @@ UPSTREAM_TRAJECTORIES: list[tuple[str, list[tuple[str, str, dict[str, Any]]], bo
     ("update_task_with_initialization_data", [], False, []),
     ("update_task_with_message_history", [], False, []),
     ("update_task_with_user_tools", [], False, [False]),
-    ("update_task_with_user_tools", [UPDATE_1, ("user", "dismiss_notification", {"notification_id": "notif_1"})],
-     False, [True]),
-    ("update_task_with_history_and_env_assertions",
-     [("assistant", "update_task_status", {"task_id": "task_2", "status": "completed"})], False, [True]),
+    (
+        "update_task_with_user_tools",
+        [UPDATE_1, ("user", "dismiss_notification", {"notification_id": "notif_1"})],
+        False,
+        [True],
+    ),
+    (
+        "update_task_with_history_and_env_assertions",
+        [("assistant", "update_task_status", {"task_id": "task_2", "status": "completed"})],
+        False,
+        [True],
+    ),
     ("create_task_1", [("assistant", "create_task", {"user_id": "user_1", "title": "Other"})], False, []),
-    ("create_task_1", [("assistant", "create_task", {"user_id": "user_1", "title": "Important Meeting"})] * 2,
-     False, []),
+    (
+        "create_task_1",
+        [("assistant", "create_task", {"user_id": "user_1", "title": "Important Meeting"})] * 2,
+        False,
+        [],
+    ),
     ("impossible_task_1", [("assistant", "create_task", {"user_id": "user_1", "title": "x"})], False, []),
 ]
 
@@ -176,8 +188,11 @@ def _run_offline(scenario: Any, settings: Settings) -> Any:
 def _initialization_data(s: Any, settings: Settings) -> None:
     states = seeding.prepare(s, settings).states
     assert states["agent"]["db"]["tasks"]["task_2"]["title"] == "Project Review"
-    assert states["agent"]["db"]["users"]["user_1"] == {"user_id": "user_1", "name": "Test User",
-                                                         "tasks": ["task_1", "task_2"]}  # merged, not replaced
+    assert states["agent"]["db"]["users"]["user_1"] == {
+        "user_id": "user_1",
+        "name": "Test User",
+        "tasks": ["task_1", "task_2"],
+    }  # merged, not replaced
     assert states["user"]["db"] is states["agent"]["db"]  # upstream's quirk, kept for its hash
 
 
@@ -203,8 +218,13 @@ def _message_history(s: Any, settings: Settings) -> None:
 
     plan = GoldPlan(s.gold_actions() or [])
     conversation = Conversation(
-        agent=Recorder(plan), user=ScriptedUser("Please mark it completed.", plan), agent_env=prepared.envs["agent"],
-        user_env=prepared.envs.get("user"), agent_prompt="agent", user_prompt="user", greeting=s.agent_greeting,
+        agent=Recorder(plan),
+        user=ScriptedUser("Please mark it completed.", plan),
+        agent_env=prepared.envs["agent"],
+        user_env=prepared.envs.get("user"),
+        agent_prompt="agent",
+        user_prompt="user",
+        greeting=s.agent_greeting,
         history=list(history),
     )
     result = asyncio.run(conversation.run())
@@ -238,8 +258,15 @@ def _communicate_info(s: Any, settings: Settings) -> None:
 def _compare_args(s: Any, settings: Settings) -> None:
     outcome = _run_offline(s, settings)  # the oracle's transfer summary is the gold's; any would do
     assert outcome.signals["action_match"] is True
-    other = s.action_match([], [{"role": "assistant", "tool_calls": [
-        {"id": "x", "name": "transfer_to_human_agents", "arguments": {"summary": "anything"}}]}])
+    other = s.action_match(
+        [],
+        [
+            {
+                "role": "assistant",
+                "tool_calls": [{"id": "x", "name": "transfer_to_human_agents", "arguments": {"summary": "anything"}}],
+            }
+        ],
+    )
     assert other.matched is True  # compare_args [] ignores the summary
 
 
@@ -279,16 +306,22 @@ def _persona(s: Any, settings: Settings) -> None:
 
 
 FEATURES: dict[str, tuple[Callable[[dict[str, Any]], bool], Callable[[Any, Settings], None]]] = {
-    "initialization_data": (lambda t: bool((t.get("initial_state") or {}).get("initialization_data")),
-                            _initialization_data),
-    "initialization_actions": (lambda t: bool((t.get("initial_state") or {}).get("initialization_actions")),
-                               _initialization_actions),
+    "initialization_data": (
+        lambda t: bool((t.get("initial_state") or {}).get("initialization_data")),
+        _initialization_data,
+    ),
+    "initialization_actions": (
+        lambda t: bool((t.get("initial_state") or {}).get("initialization_actions")),
+        _initialization_actions,
+    ),
     "message_history": (lambda t: bool((t.get("initial_state") or {}).get("message_history")), _message_history),
     "env_assertions": (lambda t: bool(t["evaluation_criteria"].get("env_assertions")), _env_assertions),
     "nl_assertions": (lambda t: bool(t["evaluation_criteria"].get("nl_assertions")), _nl_assertions),
     "communicate_info": (lambda t: bool(t["evaluation_criteria"].get("communicate_info")), _communicate_info),
-    "compare_args": (lambda t: any("compare_args" in a for a in t["evaluation_criteria"].get("actions") or []),
-                     _compare_args),
+    "compare_args": (
+        lambda t: any("compare_args" in a for a in t["evaluation_criteria"].get("actions") or []),
+        _compare_args,
+    ),
     "impossible_task": (lambda t: t["id"].startswith("impossible"), _impossible_task),
     "user_tools": (lambda t: "check_notifications" in json.dumps(t["user_scenario"]), _user_tools),
     "reward_basis": (lambda t: True, _reward_basis),

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_tau2.domains.tau2_banking_knowledge import db as bank
 from pytest_tau2.domains.tau2_banking_knowledge.discoverable import AGENT_TOOLS, USER_TOOLS, parse_arguments
 from pytest_tau2.domains.tau2_common.tools import Tau2Tool
-from pytest_tau2.environment.jsontypes import JSONObject
+from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.environment.tools import Tool
 
 NAMESPACE = "tau2_banking_knowledge"
@@ -34,7 +34,13 @@ ALLOWLIST = "read_log_allowlist"
 
 
 def schema(required: list[str], **properties: JSONObject) -> JSONObject:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+    schemas: JSONObject = dict(properties)  # each a JSON Schema object
+    return {
+        "type": "object",
+        "properties": schemas,
+        "required": list[JSONValue](required),
+        "additionalProperties": False,
+    }
 
 
 def text(description: str) -> JSONObject:
@@ -218,7 +224,9 @@ class GiveDiscoverableUserToolTool(BankTool):
             if not tool.accepts(name) and name != "self":
                 return f"Error: Unexpected parameter: {name}"
         record_id = bank.tool_log_id("user_discoverable_tool", discoverable_tool_name)
-        bank.add(self.db, "user_discoverable_tools", record_id, {"tool_name": discoverable_tool_name, "status": "GIVEN"})
+        bank.add(
+            self.db, "user_discoverable_tools", record_id, {"tool_name": discoverable_tool_name, "status": "GIVEN"}
+        )
         shown = json.dumps(given, indent=2) if given else "(no arguments)"
         return (
             f"Tool given to user: {discoverable_tool_name}\nDescription: {tool.description}\nArguments: {shown}\n\n"

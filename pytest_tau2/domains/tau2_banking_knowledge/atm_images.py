@@ -8,8 +8,8 @@ def _scan(envelope: str, time: str, location: str | None, items: str, totals: st
     lines = ["=== ATM DEPOSIT ENVELOPE SCAN ===", f"Envelope ID: {envelope}", f"Deposit Time: {time}"]
     if location:
         lines.append(f"ATM Location: {location}")
-    lines += ["", "--- ENVELOPE CONTENTS ---", items, "", "--- DEPOSIT SUMMARY ---", totals, "", "--- MACHINE RECORD ---",
-              machine]  # fmt: skip
+    lines += ["", "--- ENVELOPE CONTENTS ---", items, "", "--- DEPOSIT SUMMARY ---", totals, ""]
+    lines += ["--- MACHINE RECORD ---", machine]
     return "\n" + "\n".join(lines) + "\n"
 
 

@@ -66,9 +66,10 @@ def complete(db: dict[str, Any]) -> None:
         table.setdefault("notes", "")
 
 
-def data(db: Mapping[str, Any], table: str) -> dict[str, JSONObject]:
-    """The records of ``table`` (a private, writable copy on a working DB)."""
-    return cast("dict[str, JSONObject]", db[table]["data"])
+def data(db: Mapping[str, Any], table: str) -> dict[str, dict[str, Any]]:
+    """The records of ``table`` (a private, writable copy on a working DB). Records are free-form
+    (upstream types them ``Dict[str, Any]``), hence ``Any``: the tools read them as upstream does."""
+    return cast("dict[str, dict[str, Any]]", db[table]["data"])
 
 
 # ---- queries ------------------------------------------------------------------------------------
@@ -91,7 +92,7 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
 def _matches(record: Mapping[str, Any], constraints: Mapping[str, Any]) -> bool:
     for key, expected in constraints.items():
         field, _, op = key.rpartition("__") if "__" in key else (key, "", "eq")
-        compare = _OPS.get(op, operator.eq)
+        compare: Callable[[Any, Any], bool] = _OPS.get(op, operator.eq)
         try:
             if not compare(record.get(field), expected):
                 return False

@@ -130,18 +130,18 @@ def deny_credit_limit_increase_5848(db: DB, credit_card_account_id: str, user_id
 ACCOUNT_TYPES = ["checking", "savings", "business_checking", "business_savings"]
 
 
-def _age_days(account: JSONObject) -> int:
+def _age_days(account: dict[str, Any]) -> int:
     try:
         return (bank.NOW - datetime.strptime(account.get("date_opened", ""), "%m/%d/%Y")).days
     except ValueError:
         return 0
 
 
-def _kind(account: JSONObject) -> Any:
+def _kind(account: dict[str, Any]) -> Any:
     return account.get("account_type", account.get("class", ""))
 
 
-def _eligible(accounts: list[JSONObject], account_type: str) -> bool:
+def _eligible(accounts: list[dict[str, Any]], account_type: str) -> bool:
     live = ("OPEN", "ACTIVE")
     if account_type == "savings":
         return any(_kind(a) in ("checking", "personal_checking") and a.get("status", "") in live and _age_days(a) >= 14
@@ -404,7 +404,7 @@ def submit_interest_discrepancy_report_7294(
     )
 
 
-def _when(record: JSONObject) -> datetime:
+def _when(record: dict[str, Any]) -> datetime:
     text = str(record.get("date", ""))
     for layout in ("%m/%d/%Y %H:%M:%S", "%m/%d/%Y"):
         try:

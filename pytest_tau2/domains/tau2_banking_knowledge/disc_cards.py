@@ -9,7 +9,6 @@ from typing import Any
 
 from pytest_tau2.domains.tau2_banking_knowledge import db as bank
 from pytest_tau2.domains.tau2_banking_knowledge.discoverable import agent_tool, i, s
-from pytest_tau2.environment.jsontypes import JSONObject
 
 DB = bank.BankDB
 
@@ -34,7 +33,7 @@ def pin_problem(pin: Any) -> str | None:
 
 
 def _activation_card(db: DB, name: str, reasons: tuple[str, ...], card_id: Any, last_4: Any, expiration: Any,
-                     cvv: Any, pin: Any) -> tuple[str | None, JSONObject | None]:  # fmt: skip
+                     cvv: Any, pin: Any) -> tuple[str | None, dict[str, Any] | None]:  # fmt: skip
     if not all([card_id, last_4, expiration, cvv, pin]):
         return "Error: Missing required parameters. Required: card_id, last_4_digits, expiration_date, cvv, pin.", None
     problem = pin_problem(pin)
@@ -67,7 +66,7 @@ def _activation_card(db: DB, name: str, reasons: tuple[str, ...], card_id: Any, 
     return None, card
 
 
-def _others(db: DB, card_id: str, account_id: Any) -> list[tuple[str, JSONObject]]:
+def _others(db: DB, card_id: str, account_id: Any) -> list[tuple[str, dict[str, Any]]]:
     return [(cid, c) for cid, c in bank.data(db, "debit_cards").items()
             if cid != card_id and c.get("account_id") == account_id and c.get("status") == "ACTIVE"]  # fmt: skip
 
@@ -95,7 +94,8 @@ def activate_debit_card_8291(db: DB, card_id: str, last_4_digits: str, expiratio
         other.update(status="DEACTIVATED", deactivated_date=bank.TODAY, deactivation_reason="New card activated")
         gone.append(other_id)
     parts = ["New Debit Card Activation Successful", f"Card ID: {card_id}", "Status: ACTIVE",
-             f"Activation Date: {bank.TODAY}", "", "Your card is now ready to use at any ATM or point of sale terminal.",
+             f"Activation Date: {bank.TODAY}", "",
+             "Your card is now ready to use at any ATM or point of sale terminal.",
              "For security, please sign the back of your card."]  # fmt: skip
     if gone:
         parts.append(f"\nNote: Previous card(s) have been deactivated: {', '.join(gone)}")
@@ -148,8 +148,15 @@ def activate_debit_card_8293(db: DB, card_id: str, last_4_digits: str, expiratio
         other.update(status="GRACE_PERIOD", grace_period_ends=bank.TODAY,
                      deactivation_reason=f"Reissued card activated ({reason})")  # fmt: skip
         grace.append(other_id)
-    parts = ["Reissued Debit Card Activation Successful", f"Card ID: {card_id}", f"Reissue Reason: {bank.title(reason)}",
-             "Status: ACTIVE", f"Activation Date: {bank.TODAY}", "", "Your reissued card is now ready to use."]
+    parts = [
+        "Reissued Debit Card Activation Successful",
+        f"Card ID: {card_id}",
+        f"Reissue Reason: {bank.title(reason)}",
+        "Status: ACTIVE",
+        f"Activation Date: {bank.TODAY}",
+        "",
+        "Your reissued card is now ready to use.",
+    ]
     if grace:
         parts.append(f"\nNote: Your previous card(s) ({', '.join(grace)}) will remain active for 24 hours as a grace "
                      "period.")  # fmt: skip
@@ -184,8 +191,9 @@ def close_debit_card_4721(db: DB, card_id: str, reason: str) -> str:
                 "PENDING cards can be closed.")  # fmt: skip
     before = card.get("status")
     card.update(status="CLOSED", closed_date=bank.TODAY, closure_reason=reason)
-    parts = ["Debit Card Closed Successfully", f"Card ID: {card_id}", f"Previous Status: {before}", "New Status: CLOSED",
-             f"Closure Reason: {bank.title(reason)}", f"Closure Date: {bank.TODAY}", ""]  # fmt: skip
+    parts = ["Debit Card Closed Successfully", f"Card ID: {card_id}", f"Previous Status: {before}",
+             "New Status: CLOSED", f"Closure Reason: {bank.title(reason)}", f"Closure Date: {bank.TODAY}",
+             ""]  # fmt: skip
     if reason in ("lost", "stolen", "fraud_suspected"):
         parts += ["IMPORTANT: This card has been immediately deactivated for security.",
                   "Any pending transactions may still be processed."]  # fmt: skip
@@ -213,13 +221,22 @@ def freeze_debit_card_3892(db: DB, card_id: str) -> str:
         return (f"Error: Debit card '{card_id}' cannot be frozen. Current status: {card.get('status')}. Only ACTIVE "
                 "cards can be frozen.")  # fmt: skip
     card.update(status="FROZEN", frozen_date=bank.TODAY)
-    return "\n".join(["Debit Card Frozen Successfully", f"Card ID: {card_id}", "Status: FROZEN",
-                      f"Frozen Date: {bank.TODAY}", "", "While frozen:",
-                      "- All new purchase transactions will be declined",
-                      "- Recurring payments and subscriptions will be declined",
-                      "- Pending transactions already authorized may still process", "",
-                      "To unfreeze, the customer can call customer service or use the mobile app.",
-                      "If the card is confirmed lost or stolen, recommend closing the card permanently instead."])
+    return "\n".join(
+        [
+            "Debit Card Frozen Successfully",
+            f"Card ID: {card_id}",
+            "Status: FROZEN",
+            f"Frozen Date: {bank.TODAY}",
+            "",
+            "While frozen:",
+            "- All new purchase transactions will be declined",
+            "- Recurring payments and subscriptions will be declined",
+            "- Pending transactions already authorized may still process",
+            "",
+            "To unfreeze, the customer can call customer service or use the mobile app.",
+            "If the card is confirmed lost or stolen, recommend closing the card permanently instead.",
+        ]
+    )
 
 
 @agent_tool("Unfreeze a frozen debit card.", s("card_id", "The debit card"), mutates=True,
@@ -280,9 +297,18 @@ def clear_debit_card_fraud_alert_4892(db: DB, card_id: str, reason: str) -> str:
                 "cannot be cleared by customer service agents. Please transfer the customer to the security team using "
                 "transfer_to_human_agents.")  # fmt: skip
     card.update(fraud_alert_active=False, alert_source=None, fraud_alert_cleared_date=bank.TODAY)
-    return "\n".join(["Fraud Alert Cleared Successfully", f"Card ID: {card_id}", f"Cleared Date: {bank.TODAY}", "",
-                      "The fraud alert has been removed from the card.", "All transactions will process normally.", "",
-                      "Remind the customer to review recent transactions and report any unauthorized charges."])
+    return "\n".join(
+        [
+            "Fraud Alert Cleared Successfully",
+            f"Card ID: {card_id}",
+            f"Cleared Date: {bank.TODAY}",
+            "",
+            "The fraud alert has been removed from the card.",
+            "All transactions will process normally.",
+            "",
+            "Remind the customer to review recent transactions and report any unauthorized charges.",
+        ]
+    )
 
 
 PIN_DONE = ["", "The new PIN is effective immediately."]
@@ -361,7 +387,7 @@ def get_debit_cards_by_account_id_7823(db: DB, account_id: str) -> str:
     for card_id, card in bank.data(db, "debit_cards").items():
         if card.get("account_id") != account_id:
             continue
-        info: JSONObject = {"card_id": card_id, **card}
+        info: dict[str, Any] = {"card_id": card_id, **card}
         if "last_4_digits" in info and "card_number_last_4" not in info:
             info["card_number_last_4"] = info.pop("last_4_digits")
         if "issue_date" in info and "date_issued" not in info:

@@ -31,13 +31,17 @@ def example_agent_tool_0000(db: DB) -> str:
 
 @agent_tool(
     "Correct the rewards_earned field of a credit card transaction.",
-    s("transaction_id", "The transaction to correct"), s("new_rewards_earned", "The corrected value, e.g. '6300 points'"),
+    s("transaction_id", "The transaction to correct"),
+    s("new_rewards_earned", "The corrected value, e.g. '6300 points'"),
     mutates=True, result="Transaction rewards updated successfully.",
 )  # fmt: skip
 def update_transaction_rewards_3847(db: DB, transaction_id: str, new_rewards_earned: str) -> str:
     if not transaction_id or not new_rewards_earned:
         return "Error: Missing required parameters."
-    if bank.update(db, "credit_card_transaction_history", transaction_id, {"rewards_earned": new_rewards_earned}) is None:
+    if (
+        bank.update(db, "credit_card_transaction_history", transaction_id, {"rewards_earned": new_rewards_earned})
+        is None
+    ):
         return f"Error: Transaction '{transaction_id}' not found."
     shown = bank.dumps({"transaction_id": transaction_id, "new_rewards_earned": new_rewards_earned})
     return (
@@ -186,7 +190,8 @@ def order_replacement_credit_card_7291(
         accounts[credit_card_account_id]["closed_date"] = bank.TODAY
     return "\n".join([
         f"Order ID: {order_id}", f"Card Account: {credit_card_account_id}", f"Reason: {bank.title(reason)}",
-        f"Shipping Address: {shipping_address}", f"Shipping Method: {'Expedited' if expedited_shipping else 'Standard'}",
+        f"Shipping Address: {shipping_address}",
+        f"Shipping Method: {'Expedited' if expedited_shipping else 'Standard'}",
         f"Expected Delivery: {'2-3 business days' if expedited_shipping else '7-10 business days'}", "",
         "The old card has been cancelled for security. The new card will have the same account number but a new card "
         "number and CVV.",
@@ -296,7 +301,8 @@ def apply_statement_credit_8472(db: DB, user_id: str, credit_card_account_id: st
     txn = bank.transaction_id(user_id, "STATEMENT_CREDIT", reason, amount, "Statement Credit")
     record: JSONObject = {
         "transaction_id": txn, "user_id": user_id, "credit_card_account_id": credit_card_account_id,
-        "credit_card_type": "N/A", "merchant_name": "Rho-Bank Statement Credit", "transaction_amount": f"-${amount:.2f}",
+        "credit_card_type": "N/A", "merchant_name": "Rho-Bank Statement Credit",
+        "transaction_amount": f"-${amount:.2f}",
         "transaction_date": bank.TODAY, "category": "Statement Credit", "status": "COMPLETED",
         "rewards_earned": "0 points", "credit_reason": reason,
     }  # fmt: skip

@@ -126,7 +126,8 @@ def set_debit_card_recurring_block_7382(db: DB, card_id: str, block_recurring: A
     card["recurring_blocked"] = block_recurring
     if block_recurring:
         return (f"Recurring payments BLOCKED for debit card {card_id}.\nAll recurring/subscription charges will be "
-                "declined.\nOne-time purchases are not affected.\nThis change takes effect within 24 hours.")  # fmt: skip
+                "declined.\nOne-time purchases are not affected.\n"
+                "This change takes effect within 24 hours.")  # fmt: skip
     return (f"Recurring payments UNBLOCKED for debit card {card_id}.\nRecurring/subscription charges will now be "
             "allowed.\nThis change takes effect within 24 hours.")  # fmt: skip
 
@@ -139,7 +140,8 @@ def get_debit_dispute_status_7483(db: DB, user_id: str) -> str:
     if not user_id:
         return "Error: Missing required parameter: user_id"
     found = bank.by_field(db, "debit_card_disputes", "user_id", user_id)
-    return "\n".join(["Debit card dispute history retrieved successfully.", "", "Executed: get_debit_dispute_status_7483",
+    return "\n".join(["Debit card dispute history retrieved successfully.", "",
+                      "Executed: get_debit_dispute_status_7483",
                       f"Debit card dispute history for user {user_id}:",
                       found if bank.found(found) else "\nNo debit card disputes found for this user."])  # fmt: skip
 
@@ -165,7 +167,7 @@ def get_atm_deposit_images_8473(db: DB, transaction_id: str) -> str:
                 "for Rho-Bank ATM deposits. For third-party ATM disputes, a chargeback request must be submitted to "
                 "the ATM network.")  # fmt: skip
     date = txn.get("date", "Unknown")
-    head = f"ATM Deposit Image Retrieval Results\n=====================================\nTransaction ID: {transaction_id}\n"
+    head = f"ATM Deposit Image Retrieval Results\n{'=' * 37}\nTransaction ID: {transaction_id}\n"
     if transaction_id in ATM_IMAGES:
         atm, contents, notes = ATM_IMAGES[transaction_id]
         return f"{head}ATM: {atm}\nDeposit Date: {date}\n\n{contents}\n\n--- VERIFICATION NOTES ---\n{notes}\n"
@@ -198,7 +200,7 @@ def _digits(seed: str, length: int, keep: int) -> str:
     return "".join(c for c in bank.hex_id(seed, length) if c.isdigit())[:keep].zfill(keep)
 
 
-def _issue_reason(cards: list[JSONObject]) -> str:
+def _issue_reason(cards: list[dict[str, Any]]) -> str:
     closed = next((c for c in cards if c.get("status") == "CLOSED"), None)
     if closed:
         reason = closed.get("closure_reason", "first_card")
@@ -302,10 +304,18 @@ def order_debit_card_5739(
         "issue_reason": _issue_reason([c for c in cards.values() if c.get("account_id") == account_id]),
     }  # fmt: skip
     bank.add(db, "debit_cards", card_id, card)
-    parts = ["Debit Card Order Confirmed", f"Order ID: {order_id}", f"Card ID: {card_id}",
-             f"Linked Account: {account_id}", f"Delivery Option: {delivery_option}", f"Card Design: {card_design}",
-             f"Shipping Address: {shipping_address}", f"Expected Delivery: {DELIVERY[delivery_option]}", "",
-             "Note: Card will arrive with status PENDING. Customer must call to activate after receiving the card."]
+    parts = [
+        "Debit Card Order Confirmed",
+        f"Order ID: {order_id}",
+        f"Card ID: {card_id}",
+        f"Linked Account: {account_id}",
+        f"Delivery Option: {delivery_option}",
+        f"Card Design: {card_design}",
+        f"Shipping Address: {shipping_address}",
+        f"Expected Delivery: {DELIVERY[delivery_option]}",
+        "",
+        "Note: Card will arrive with status PENDING. Customer must call to activate after receiving the card.",
+    ]
     if total > 0:
         details = ", ".join(_fee_parts(delivery_fee, design_fee, excess, ":"))
         parts.append(f"Total Fees: ${total:.2f} ({details}) - CHARGED to account {account_id}")

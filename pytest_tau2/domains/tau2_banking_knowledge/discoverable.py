@@ -48,7 +48,8 @@ class Discoverable:
     def card(self) -> str:
         """The text an agent sees for this tool (upstream's layout)."""
         lines = [
-            f"  - {p.name}: {p.type} ({'required' if p.required else 'optional'}) - {p.description}" for p in self.params
+            f"  - {p.name}: {p.type} ({'required' if p.required else 'optional'}) - {p.description}"
+            for p in self.params
         ]
         body = "\n".join(lines) if lines else "  (no parameters)"
         return f"Tool: {self.name}\nDescription: {self.description}\nParameters:\n{body}"
@@ -75,7 +76,9 @@ def discoverable(
         name = fn.__name__
         # Python names the function in a TypeError; upstream's methods live on these classes.
         fn.__qualname__ = ("KnowledgeTools." if registry is AGENT_TOOLS else "KnowledgeUserTools.") + name
-        registry[name] = Discoverable(name, description, params, mutates, fn, result or "Action completed successfully.")
+        registry[name] = Discoverable(
+            name, description, params, mutates, fn, result or "Action completed successfully."
+        )
         return fn
 
     return register

@@ -179,4 +179,3 @@ def agent_prompt(config: Config, prompts: Path, folder: Path, required: list[str
         wanted = [doc for ref in required or [] if (doc := by_title.get(ref) or by_id.get(ref)) is not None]
         content = content.replace("{{required_documents}}", _inline(wanted) if wanted else "(No documents provided)")
     return content
-

@@ -100,7 +100,9 @@ class Tau2BankingKnowledgeBaseScenario(Tau2BaseScenario):
         try:
             return load_bank_tasks(self.root)[str(self.tau2_id)]
         except KeyError:
-            raise KeyError(f"{self.name}: no task file for {self.tau2_id!r} in {self.root / DOMAIN_DIR / 'tasks'}") from None
+            raise KeyError(
+                f"{self.name}: no task file for {self.tau2_id!r} in {self.root / DOMAIN_DIR / 'tasks'}"
+            ) from None
 
     @cached_property
     def success_signals(self) -> tuple[SuccessSignal, ...]:  # type: ignore[override]

@@ -251,7 +251,9 @@ def submit_cash_back_dispute_0589(db: bank.BankDB, user_id: str, transaction_id:
     status = "Status: SUBMITTED - Your dispute has been queued for review."
     if settings.get("auto_resolve_disputes", False):
         record.update(status="RESOLVED", resolution="APPROVED")
-        status = "Status: RESOLVED - The dispute has been reviewed and approved. The transaction rewards need to be updated."
+        status = (
+            "Status: RESOLVED - The dispute has been reviewed and approved. The transaction rewards need to be updated."
+        )
     added = bank.add(db, "cash_back_disputes", dispute_id, record)
     text = _executed("Cash back dispute submitted successfully. Your case has been queued for review.", name, arguments)
     if added:
@@ -337,4 +339,3 @@ def deposit_check_3847(db: bank.BankDB, account_id: str, check_amount: Any) -> s
         f"Check deposit processed!\n  - Account: {account_id}\n  - Check Amount: ${amount:.2f}\n"
         f"  - Previous Balance: ${before:.2f}\n  - New Balance: ${after:.2f}"
     )  # fmt: skip
-

@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import ClassVar, cast
+from typing import cast
 
 from pytest_tau2.domains.tau2_common.base import Tau2BaseScenario
 from pytest_tau2.domains.tau2_common.tasks import cached_db
@@ -114,7 +114,7 @@ class Tau2MockBaseScenario(Tau2BaseScenario):
             if data.get(key) is not None:
                 steps.append({"kind": "initialization_data", "env_type": env_type, "arguments": data[key]})
         for action in state.get("initialization_actions") or []:
-            steps.append({"kind": "function", **action})
+            steps.append({"kind": "function", **cast(JSONObject, action)})
         steps.extend(_history_calls(state.get("message_history") or []))
         return steps or None
 
@@ -181,11 +181,13 @@ def _history_calls(history: list[JSONObject]) -> list[JSONObject]:
     for message in history:
         for call in cast("list[JSONObject]", message.get("tool_calls") or []):
             env_type = "user" if message.get("role") == "user" else "assistant"
-            steps.append({
-                "kind": "message_history",
-                "env_type": env_type,
-                "func_name": call.get("name"),
-                "arguments": call.get("arguments") or {},
-                "expected": results.get(str(call.get("id"))),
-            })
+            steps.append(
+                {
+                    "kind": "message_history",
+                    "env_type": env_type,
+                    "func_name": call.get("name"),
+                    "arguments": call.get("arguments") or {},
+                    "expected": results.get(str(call.get("id"))),
+                }
+            )
     return steps

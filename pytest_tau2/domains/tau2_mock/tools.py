@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from pytest_tau2.domains.tau2_common.tools import Tau2Tool, TransferMixin, upstream_model
 from pytest_tau2.domains.tau2_mock.db import MockDB, MockTask, MockUser, MockUserDB, Notification
 from pytest_tau2.environment.db import peek_values
-from pytest_tau2.environment.jsontypes import JSONObject
+from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.environment.tools import Tool
 from pytest_tau2.errors import ToolError
 
@@ -25,7 +25,13 @@ USER_NAMESPACE = "tau2_mock_user"
 
 
 def _schema(required: list[str], **properties: JSONObject) -> JSONObject:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+    schemas: JSONObject = dict(properties)  # each a JSON Schema object
+    return {
+        "type": "object",
+        "properties": schemas,
+        "required": list[JSONValue](required),
+        "additionalProperties": False,
+    }
 
 
 class _TaskRecord(BaseModel):
@@ -155,15 +161,17 @@ def create_task(db: MockDB, user_id: str, title: str, description: str | None = 
     if user_id not in db["users"]:
         raise ToolError(f"User {user_id} not found")
     task_id = f"task_{len(db['tasks']) + 1}"
-    record = upstream_model(_TaskRecord, {"task_id": task_id, "title": title, "description": description,
-                                          "status": "pending"})
+    record = upstream_model(
+        _TaskRecord, {"task_id": task_id, "title": title, "description": description, "status": "pending"}
+    )
     db["tasks"][task_id] = record  # type: ignore[assignment]  # the model's dump: a MockTask
     db["users"][user_id]["tasks"].append(task_id)
     return db["tasks"][task_id]
 
 
 def add_notification(db: MockUserDB, notification_id: str, message: str, task_id: str | None = None) -> Notification:
-    record = upstream_model(_NotificationRecord, {"notification_id": notification_id, "message": message,
-                                                  "task_id": task_id})
+    record = upstream_model(
+        _NotificationRecord, {"notification_id": notification_id, "message": message, "task_id": task_id}
+    )
     db["notifications"][notification_id] = record  # type: ignore[assignment]  # the model's dump
     return db["notifications"][notification_id]
