@@ -133,8 +133,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("telecom_tasks", "Telecom task set: base (114, default) or full (2,285).", "base"),
     Option(
         "retrieval",
-        "banking_knowledge retrieval configuration: bm25 (default), no_knowledge, full_kb, golden_retrieval or "
-        "grep_only (docs/tau2-banking-knowledge.md).",
+        "banking_knowledge retrieval configuration: bm25 (default), no_knowledge, full_kb, golden_retrieval, "
+        "grep_only or terminal_use (a shell in a bubblewrap sandbox) (docs/tau2-banking-knowledge.md).",
         "bm25",
     ),
     Option(

@@ -10,6 +10,7 @@ Each configuration is upstream's prompt template (``prompts/<file>.md``, with it
 | ``golden_retrieval`` | ``required_docs.md``, the task's required documents inlined | none |
 | ``grep_only`` | ``grep_only.md`` | ``grep`` (regex, documents ranked by match count, top 10) |
 | ``bm25`` | ``classic_rag_bm25_no_grep.md`` | ``KB_search`` (BM25, top 10) |
+| ``terminal_use`` | ``agentic_search.md`` | ``shell`` (a bubblewrap sandbox over the documents, :mod:`.sandbox`) |
 
 BM25 is ``rank_bm25.BM25Okapi`` over each document's content, lower-cased and split on
 whitespace (upstream's indexer), so rankings are upstream's; the index is built once per process.
@@ -53,8 +54,7 @@ class Config:
 NOT_IMPLEMENTED = {
     "openai_embeddings": "dense retrieval (litellm embeddings)",
     "qwen_embeddings": "dense retrieval (litellm embeddings)",
-    "terminal_use": "the bubblewrap shell sandbox",
-    "alltools": "the bubblewrap shell sandbox and dense retrieval",
+    "alltools": "dense retrieval (litellm embeddings) beside BM25 and the shell",
 }
 """Upstream configurations this port does not offer yet, and what they need."""
 
@@ -149,8 +149,23 @@ CONFIGS: dict[str, Config] = {
 }
 
 
+def _with_shell() -> None:
+    from pytest_tau2.domains.tau2_banking_knowledge.sandbox import ShellTool
+
+    CONFIGS["terminal_use"] = Config("terminal_use", "agentic_search.md", (ShellTool,))
+
+
+_with_shell()
+SANDBOXED = frozenset({"terminal_use"})
+
+
 def check_retrieval(name: str) -> str | None:
     """None when ``name`` is a configuration this port offers, else the one-line reason."""
+    if name in SANDBOXED:
+        from pytest_tau2.domains.tau2_banking_knowledge.sandbox import sandbox_problem
+
+        problem = sandbox_problem()
+        return None if problem is None else f"--tau2-retrieval {name} needs a sandbox: {problem}"
     if name in CONFIGS:
         return None
     if name in NOT_IMPLEMENTED:
