@@ -75,6 +75,8 @@ class Tau2BankingKnowledgeBaseScenario(Tau2BaseScenario):
     user_tool_namespace = USER_NAMESPACE
     agent_tool_classes: ClassVar[tuple[type[Tool], ...]] = BASE_AGENT_TOOLS
     retrieval: str = "bm25"
+    sides_share_db: ClassVar[bool] = True
+    """Agent and customer work on one DB (a WebSocket bot can hold only the agent's)."""
 
     @classmethod
     def split_ids(cls, root: Path) -> dict[str, list[str]]:
@@ -132,7 +134,7 @@ class Tau2BankingKnowledgeBaseScenario(Tau2BaseScenario):
         if side == "agent":
             state["db_path"] = f"{DOMAIN_DIR}/db.json"
             state["documents_dir"] = str(self.root / DOMAIN_DIR / "documents")
-            state[ALLOWLIST] = read_allowlist(self.task)
+            state[ALLOWLIST] = sorted(read_allowlist(self.task))  # JSON, so a bot's set-up frame can carry it
             state[UNLOCKED] = {}
 
     def read_db(self, path: Path, side: str) -> BankDB:
