@@ -21,7 +21,6 @@ system's; scores do not depend on it, only the order of equal scores and of ``fu
 from __future__ import annotations
 
 import functools
-import json
 import re
 import time
 from dataclasses import dataclass
@@ -29,19 +28,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_tau2.domains.tau2_banking_knowledge.agent_tools import BankTool, schema, text
+from pytest_tau2.domains.tau2_banking_knowledge.documents import Document, documents
+from pytest_tau2.domains.tau2_banking_knowledge.sandbox import ShellTool, sandbox_problem
 from pytest_tau2.environment.tools import Tool
 
 if TYPE_CHECKING:
     from rank_bm25 import BM25Okapi
 
 TOP_K = 10
-
-
-@dataclass(frozen=True)
-class Document:
-    id: str
-    title: str
-    content: str
 
 
 @dataclass(frozen=True)
@@ -57,16 +51,6 @@ NOT_IMPLEMENTED = {
     "alltools": "dense retrieval (litellm embeddings) beside BM25 and the shell",
 }
 """Upstream configurations this port does not offer yet, and what they need."""
-
-
-@functools.cache
-def documents(folder: Path) -> tuple[Document, ...]:
-    """Every document of the knowledge base, in file-name order (parsed once per process)."""
-    found = []
-    for path in sorted(folder.glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        found.append(Document(str(data["id"]), str(data["title"]), str(data["content"])))
-    return tuple(found)
 
 
 BUILD_SECONDS: dict[Path, float] = {}
@@ -149,21 +133,13 @@ CONFIGS: dict[str, Config] = {
 }
 
 
-def _with_shell() -> None:
-    from pytest_tau2.domains.tau2_banking_knowledge.sandbox import ShellTool
-
-    CONFIGS["terminal_use"] = Config("terminal_use", "agentic_search.md", (ShellTool,))
-
-
-_with_shell()
+CONFIGS["terminal_use"] = Config("terminal_use", "agentic_search.md", (ShellTool,))
 SANDBOXED = frozenset({"terminal_use"})
 
 
 def check_retrieval(name: str) -> str | None:
     """None when ``name`` is a configuration this port offers, else the one-line reason."""
     if name in SANDBOXED:
-        from pytest_tau2.domains.tau2_banking_knowledge.sandbox import sandbox_problem
-
         problem = sandbox_problem()
         return None if problem is None else f"--tau2-retrieval {name} needs a sandbox: {problem}"
     if name in CONFIGS:

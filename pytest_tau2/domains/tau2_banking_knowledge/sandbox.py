@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 from pytest_tau2.domains.tau2_banking_knowledge.agent_tools import BankTool, schema, text
+from pytest_tau2.domains.tau2_banking_knowledge.documents import documents
 
 TIME_LIMIT_S = 30.0
 OUTPUT_LIMIT = 20_000
@@ -38,8 +39,6 @@ def safe_name(doc_id: str) -> str:
 @functools.cache
 def exported(folder: Path) -> Path:
     """The documents of ``folder`` as markdown files in a private temporary folder (once per process)."""
-    from pytest_tau2.domains.tau2_banking_knowledge.retrieval import documents
-
     target = Path(tempfile.mkdtemp(prefix="tau2-kb-"))
     atexit.register(shutil.rmtree, target, True)
     docs = documents(folder)
