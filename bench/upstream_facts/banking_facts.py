@@ -2,28 +2,40 @@
 gold hashes; verdicts of: gold, gold minus last state-changing action, gold plus an extra
 read discoverable call outside the allowlist, gold with integers in discoverable JSON args
 spelled as floats."""
-import json, re, sys
+
+import json
+import re
+import sys
+
 from loguru import logger
-logger.remove()
-from tau2.registry import registry
-from tau2.data_model.message import AssistantMessage, UserMessage, ToolCall
+from tau2.data_model.message import AssistantMessage, ToolCall, UserMessage
+from tau2.domains.banking_knowledge.environment import get_environment, get_tasks
 from tau2.evaluator.evaluator_env import EnvironmentEvaluator
 from tau2.runner.build import _derive_read_log_allowlist
-from tau2.domains.banking_knowledge.environment import get_environment, get_tasks
+
+logger.remove()
 
 tasks = get_tasks()
 READ_EXTRA = "get_all_user_accounts_by_user_id_3847"
 
+
 def ctor_for(task):
     allow = _derive_read_log_allowlist(task)
+
     def ctor(solo_mode=False, **kw):
         return get_environment(retrieval_variant="no_knowledge", read_log_allowlist=allow)
+
     return ctor
+
 
 def init(env, task):
     st = task.initial_state
-    env.set_state(st.initialization_data if st else None, st.initialization_actions if st else None,
-                  (st.message_history or []) if st else [])
+    env.set_state(
+        st.initialization_data if st else None,
+        st.initialization_actions if st else None,
+        (st.message_history or []) if st else [],
+    )
+
 
 def trajectory(task, actions):
     env = ctor_for(task)()
@@ -37,18 +49,25 @@ def trajectory(task, actions):
     msgs.append(AssistantMessage(role="assistant", content="Goodbye."))
     return msgs, env
 
+
 def verdict(task, actions):
     try:
         msgs, env = trajectory(task, actions)
-        info = EnvironmentEvaluator.calculate_reward(environment_constructor=ctor_for(task), task=task,
-                                                     full_trajectory=msgs)
-        return {"db_match": info.db_check.db_match if info.db_check else None, "reward": info.reward,
-                "hash": env.get_db_hash()}
+        info = EnvironmentEvaluator.calculate_reward(
+            environment_constructor=ctor_for(task), task=task, full_trajectory=msgs
+        )
+        return {
+            "db_match": info.db_check.db_match if info.db_check else None,
+            "reward": info.reward,
+            "hash": env.get_db_hash(),
+        }
     except Exception as e:
         return {"raised": f"{type(e).__name__}: {e}"}
 
+
 def mutating(env, name):
     return env._is_mutating_tool(name)
+
 
 out = {}
 probe = ctor_for(tasks[0])()
@@ -69,19 +88,26 @@ for task in tasks:
     writes = [k for k, a in enumerate(gold) if mutating(probe, a[1])]
     if writes:
         k = writes[-1]
-        rec["minus_last_write"] = verdict(task, gold[:k] + gold[k + 1:])
+        rec["minus_last_write"] = verdict(task, gold[:k] + gold[k + 1 :])
         rec["minus_last_write_index"] = k
     allow = _derive_read_log_allowlist(task)
     if READ_EXTRA not in allow:
-        extra = [("assistant", "unlock_discoverable_agent_tool", {"agent_tool_name": READ_EXTRA}),
-                 ("assistant", "call_discoverable_agent_tool", {"agent_tool_name": READ_EXTRA,
-                                                                 "arguments": json.dumps({"user_id": "x"})})]
+        extra = [
+            ("assistant", "unlock_discoverable_agent_tool", {"agent_tool_name": READ_EXTRA}),
+            (
+                "assistant",
+                "call_discoverable_agent_tool",
+                {"agent_tool_name": READ_EXTRA, "arguments": json.dumps({"user_id": "x"})},
+            ),
+        ]
         rec["extra_read"] = verdict(task, extra + gold)
     floats = []
     changed = False
     for r, n, a in gold:
         if n == "call_discoverable_agent_tool" and re.search(r":\s*-?\d+(?=[,}\s])", a.get("arguments", "")):
-            a = dict(a); a["arguments"] = re.sub(r"(:\s*-?\d+)(?=[,}\s])", r"\1.0", a["arguments"]); changed = True
+            a = dict(a)
+            a["arguments"] = re.sub(r"(:\s*-?\d+)(?=[,}\s])", r"\1.0", a["arguments"])
+            changed = True
         floats.append((r, n, a))
     if changed:
         rec["ints_as_floats"] = verdict(task, floats)

@@ -4,15 +4,21 @@ import json
 import sys
 
 from loguru import logger
-
 from tau2.domains.banking_knowledge.environment import get_knowledge_base
 from tau2.domains.banking_knowledge.retrieval import create_bm25_retrieval_pipeline, create_grep_retrieval_pipeline
 
 logger.remove()
 QUERIES = [
-    "how do I dispute a debit card charge", "credit limit increase eligibility", "close checking account early fee",
-    "transfer reason codes", "lost card replacement", "Gold Rewards Card annual fee", "ATM deposit not credited",
-    "cash back dispute", "referral program", "savings account interest APY",
+    "how do I dispute a debit card charge",
+    "credit limit increase eligibility",
+    "close checking account early fee",
+    "transfer reason codes",
+    "lost card replacement",
+    "Gold Rewards Card annual fee",
+    "ATM deposit not credited",
+    "cash back dispute",
+    "referral program",
+    "savings account interest APY",
 ]
 PATTERNS = ["fee|charge", "unlock_discoverable_agent_tool", "credit.*card", "provisional credit", "[unbalanced"]
 kb = get_knowledge_base()
