@@ -138,6 +138,12 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("telecom_tasks", "Telecom task set: base (114, default) or full (2,285).", "base"),
     Option(
+        "retrieval",
+        "banking_knowledge retrieval configuration: bm25 (default), no_knowledge, full_kb, golden_retrieval, "
+        "grep_only or terminal_use (a shell in a bubblewrap sandbox) (docs/tau2-banking-knowledge.md).",
+        "bm25",
+    ),
+    Option(
         "trials",
         "Trials per scenario: K > 1 makes each scenario K items, test_scenario[<name>-t1] .. [<name>-tK], "
         "each with its own seed; the summary adds pass^k (docs/leaderboard.md).",
@@ -199,6 +205,7 @@ class Settings:
     llm_transport: str = "auto"
     concurrency: int = 1
     telecom_tasks: str = "base"
+    retrieval: str = "bm25"
     trials: int = 1
     seed: int = 300
     verdict: str = "six-signal"

@@ -6,4 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup-env.sh
 "$PY" -m pip install --quiet --disable-pip-version-check -e .
-"$PY" -m pytest -n 2 -q --junitxml=tau2-results/junit.xml "$@"
+# tau2_gold_incomplete: tasks whose own gold cannot pass (docs/tau2-mock.md); the oracle would fail them.
+"$PY" -m pytest -n 2 -q -m "not tau2_gold_incomplete" --junitxml=tau2-results/junit.xml "$@"

@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 . scripts/setup-env.sh
 "$PY" -m pip install --quiet --disable-pip-version-check -e ".[test]"
 bash scripts/install-browser.sh  # headless Chromium for the HTML report tests (apt-get, as root)
+bash scripts/install-sandbox.sh  # bubblewrap + ripgrep for banking's terminal_use shell (apt-get, as root)
 "$PY" -m pytest tests -n 2 -q "$@"

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import cast
 
 from pytest_tau2.conversation.protocol import Participant, Reply, ToolCall, has_stop_token
 from pytest_tau2.environment.env import Environment
@@ -112,6 +113,13 @@ class Conversation:
     limits: Limits = field(default_factory=Limits)
     greeting: str | None = None
     clock: Callable[[], float] = time.monotonic
+    history: list[JSONObject] = field(default_factory=list)
+    """Messages that happened before this run (tau2's ``message_history``), in transcript form:
+    ``{"role": "user"|"assistant", "content", "tool_calls": [{"id", "name", "arguments"}]}`` and
+    ``{"role": "tool", "tool_call_id", "content", "requestor"}``. They open the transcript
+    (marked ``"history": true``) and both sides' views; no greeting is sent then, and the side
+    that did not speak last takes the first turn. Their effect on the DBs is the scenario's
+    business (seeding replays them)."""
 
     def __post_init__(self) -> None:
         self.transcript: list[JSONObject] = []
@@ -123,6 +131,8 @@ class Conversation:
         self._user = _Side("user", self.user, self.user_prompt, self.user_env)
         for side in (self._agent, self._user):
             side.view.append({"role": "system", "content": side.system_prompt})
+        for message in self.history:
+            self._replay_history(message)
 
     async def run(self) -> ConversationResult:
         start = self.clock()
@@ -152,8 +162,10 @@ class Conversation:
 
     async def _play(self) -> tuple[str, BaseException | None]:
         try:
-            if self.greeting:
+            if self.greeting and not self.history:
                 self._say(self._agent, self.greeting, generated=False)
+            if self._last_speaker() == "user":
+                await self._take_turn(self._agent)
             while True:
                 user_text = await self._take_turn(self._user)
                 if has_stop_token(user_text):
@@ -260,6 +272,49 @@ class Conversation:
             return ending
         if side.consecutive_errors >= self.limits.max_tool_errors:
             return "too_many_tool_errors"
+        return None
+
+    def _replay_history(self, message: JSONObject) -> None:
+        """One message of the prior history into the transcript and the views (never run again)."""
+        role = message.get("role")
+        entry: JSONObject = {k: v for k, v in message.items() if k != "turn_idx"}
+        entry["history"] = True
+        if role == "tool":
+            requestor = "user" if message.get("requestor") == "user" else "agent"
+            call_id = message.get("tool_call_id", message.get("id"))
+            entry = {
+                "role": "tool",
+                "requestor": requestor,
+                "tool_call_id": call_id,
+                "content": message.get("content"),
+                "error": bool(message.get("error")),
+                "history": True,
+            }
+            side = self._user if requestor == "user" else self._agent
+            side.view.append({"role": "tool", "tool_call_id": call_id, "content": message.get("content")})
+            self._append(entry)
+            return
+        side = self._agent if role == "assistant" else self._user
+        other = self._user if side is self._agent else self._agent
+        text = message.get("content")
+        listed = cast("list[JSONObject]", message.get("tool_calls") or [])  # the history's {"id", "name", "arguments"}
+        calls = [
+            ToolCall(str(c.get("name")), cast("JSONObject | str", c.get("arguments") or {}), str(c.get("id") or ""))
+            for c in listed
+        ]
+        if calls:
+            entry["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]
+            side.view.append({"role": "assistant", "content": text, "tool_calls": [c.to_openai() for c in calls]})
+        else:
+            side.view.append({"role": "assistant", "content": text})
+            other.view.append({"role": "user", "content": text})
+        self._append(entry)
+
+    def _last_speaker(self) -> str | None:
+        """``"user"`` or ``"assistant"``: who spoke last (text, not tool calls) in the history."""
+        for message in reversed(self.history):
+            if message.get("role") in ("user", "assistant") and not message.get("tool_calls"):
+                return str(message["role"])
         return None
 
     def _append(self, entry: JSONObject) -> None:

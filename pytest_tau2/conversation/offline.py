@@ -31,6 +31,13 @@ class GoldPlan:
     """Facts the agent must tell the user (tau2's ``communicate_info``): the oracle states them."""
     cursor: int = 0
 
+    def __post_init__(self) -> None:
+        # An ending action (a transfer) ends the conversation, so it can only come last: one that
+        # the gold lists earlier (banking task_005 transfers first) waits until everything else is done.
+        ending = [a for a in self.actions if a["name"] in self.ending_tools]
+        if ending:
+            self.actions = [a for a in self.actions if a["name"] not in self.ending_tools] + ending
+
     def take(self, side: str) -> list[JSONObject]:
         """Consecutive non-ending actions of ``side`` at the cursor (advancing past them)."""
         taken = []

@@ -6,6 +6,9 @@ Every entry maps a path relative to the data root (the folder that holds
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 PIN_SOURCE = "github.com/sierra-research/tau2-bench"
 """Upstream repository the data comes from."""
 
@@ -170,6 +173,14 @@ DOMAIN_FILES: dict[str, tuple[str, ...]] = {
         "tau2/domains/airline/policy.md",
         _USER_GUIDELINES,
     ),
+    "mock": (
+        "tau2/domains/mock/db.json",
+        "tau2/domains/mock/user_db.json",
+        "tau2/domains/mock/tasks.json",
+        "tau2/domains/mock/split_tasks.json",
+        "tau2/domains/mock/policy.md",
+        _USER_GUIDELINES_TOOLS,
+    ),
     # Telecom's user simulator has its own tools, hence the tools variant of the guidelines.
     "telecom": (
         "tau2/domains/telecom/db.toml",
@@ -182,3 +193,18 @@ DOMAIN_FILES: dict[str, tuple[str, ...]] = {
     ),
 }
 """Domain name -> the manifest files that domain reads at run time."""
+
+BANKING_MANIFEST = Path(__file__).with_name("banking_knowledge_manifest.json")
+"""banking_knowledge's 815 pinned files (tasks, documents, prompts, DB), kept as JSON beside this
+module: as Python literals they would be 3,000 lines."""
+
+
+def _add_banking() -> None:
+    entries: dict[str, list[object]] = json.loads(BANKING_MANIFEST.read_text(encoding="utf-8"))
+    for relative, (sha, size) in entries.items():
+        MANIFEST[relative] = (str(sha), int(str(size)))
+    # Every pinned file: the agent may read any document (retrieval), and fetch gets them all.
+    DOMAIN_FILES["banking_knowledge"] = (*sorted(entries), _USER_GUIDELINES, _USER_GUIDELINES_TOOLS)
+
+
+_add_banking()

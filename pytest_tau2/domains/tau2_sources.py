@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from pytest_tau2.domains.tau2_common.base import Tau2BaseScenario
-from pytest_tau2.domains.tau2_common.tasks import load_split_ids, tau2_pin
+from pytest_tau2.domains.tau2_common.tasks import tau2_pin
 from pytest_tau2.scenario.base import SIGNALS_VOUCHED_FOR, Scenario
 from pytest_tau2.scenario.registry import register_scenario_source
 
@@ -51,7 +51,7 @@ def generate(
     key = (domain, str(root), split)
     if key in _GENERATED:
         return _GENERATED[key]
-    splits = load_split_ids(root, base.tau2_domain)
+    splits = base.split_ids(root)
     if split not in splits:
         raise KeyError(f"split {split!r} not in {base.tau2_domain} split_tasks.json (has {sorted(splits)})")
     membership = {name: set(ids) for name, ids in splits.items() if name in ("train", "test")}
@@ -66,6 +66,7 @@ def generate(
         tags = tuple(f"tau2_split_{s}" for s, ids in membership.items() if task_id in ids)
         if extra_split and task_id not in base_ids:
             tags += (extra_split,)
+        tags += base.task_tags(task_id)
         attrs: dict[str, object] = {"name": f"{domain}__{name_part}", "tau2_id": task_id, "tags": tags}
         attrs["__module__"] = base.__module__
         if vouch_signals and pin.pinned:
@@ -96,6 +97,18 @@ def _airline() -> type[Tau2BaseScenario]:
     return Tau2AirlineBaseScenario
 
 
+def _mock() -> type[Tau2BaseScenario]:
+    from pytest_tau2.domains.tau2_mock.scenario import Tau2MockBaseScenario
+
+    return Tau2MockBaseScenario
+
+
+def _banking() -> type[Tau2BaseScenario]:
+    from pytest_tau2.domains.tau2_banking_knowledge.scenario import Tau2BankingKnowledgeBaseScenario
+
+    return Tau2BankingKnowledgeBaseScenario
+
+
 def _telecom_source(settings: Settings) -> Iterable[type[Scenario]]:
     from pytest_tau2.domains.tau2_telecom.scenario import Tau2TelecomBaseScenario
 
@@ -107,3 +120,5 @@ def _telecom_source(settings: Settings) -> Iterable[type[Scenario]]:
 register_scenario_source("tau2_retail", _source(_retail, "tau2_retail"))
 register_scenario_source("tau2_telecom", _telecom_source)
 register_scenario_source("tau2_airline", _source(_airline, "tau2_airline"))
+register_scenario_source("tau2_mock", _source(_mock, "tau2_mock"))
+register_scenario_source("tau2_banking_knowledge", _source(_banking, "tau2_banking_knowledge"))

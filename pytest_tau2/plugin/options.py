@@ -15,6 +15,10 @@ MARKERS = {
     "tau2_split_train": "tau2 task in the upstream train split",
     "tau2_split_test": "tau2 task in the upstream test split",
     "tau2_telecom_full": "telecom task outside the base split (collected with --tau2-telecom-tasks full)",
+    "tau2_gold_incomplete": (
+        "tau2 task whose gold actions do not reach its own success criteria (upstream scores its gold "
+        "trajectory 0.0; the offline oracle cannot pass it; the main job deselects it)"
+    ),
 }
 
 

@@ -125,6 +125,11 @@ def validate_settings(settings: Settings) -> None:
             raise SettingsError(str(exc)) from None
     if settings.telecom_tasks not in ("base", "full"):
         raise SettingsError(f"--tau2-telecom-tasks must be 'base' or 'full', got {settings.telecom_tasks!r}")
+    from pytest_tau2.domains.tau2_banking_knowledge.retrieval import check_retrieval
+
+    problem = check_retrieval(settings.retrieval)
+    if problem is not None:
+        raise SettingsError(problem)
     if settings.verdict not in ("six-signal", "tau2-reward"):
         raise SettingsError(f"--tau2-verdict must be 'six-signal' or 'tau2-reward', got {settings.verdict!r}")
     if settings.trials < 1:
@@ -351,6 +356,15 @@ def _validate_replay(settings: Settings, argument: str | None) -> None:
 def _websocket(ctx: Context, argument: str | None) -> Participant:
     from pytest_tau2.bot.client import WebSocketAgent
 
+    scenario = ctx.scenario
+    if scenario.message_history:
+        raise ScenarioNotApplicable(
+            f"{scenario.name} opens with a message history, which the bot protocol does not carry (run it in process)"
+        )
+    if getattr(scenario, "sides_share_db", False) and "user" in scenario.sides:
+        raise ScenarioNotApplicable(
+            f"{scenario.name}: agent and customer share one DB, which a bot cannot hold for both (run it in process)"
+        )
     return WebSocketAgent(
         ctx.settings.agent_url or "", ctx.scenario, ctx.settings, reply_timeout=ctx.settings.agent_timeout
     )

@@ -76,6 +76,7 @@ async def run_scenario(
                 user_prompt=scenario.get_user_prompt(),
                 limits=limits_for(scenario, settings),
                 greeting=scenario.agent_greeting,
+                history=list(scenario.message_history or []),
             ).run()
         gold = gold_replay(scenario, settings)
         expected = gold.hashes if gold is not None else None

@@ -41,6 +41,9 @@ class Scenario:
     nl_assertions: ClassVar[list[str] | None] = None
     db_state_assertions: ClassVar[list[dict[str, Any]] | None] = None
     initialization_actions: ClassVar[list[dict[str, Any]] | None] = None
+    message_history: ClassVar[list[dict[str, Any]] | None] = None
+    """Messages before the conversation (tau2's ``initial_state.message_history``): they open the
+    transcript and both sides' views (``conversation/loop.py``)."""
     ignore_capitalization: ClassVar[bool] = True
     ignore_punctuation: ClassVar[bool] = True
     clean_text: ClassVar[bool] = True

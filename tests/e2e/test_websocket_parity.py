@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any
 
 import pytest
@@ -41,7 +42,37 @@ def _without_ids(transcript: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-@pytest.mark.parametrize("name", RESTAURANT + RETAIL + TELECOM)
+# banking tasks whose customer has no tools (one DB: a customer's tools would write the runner's
+# copy while the agent's write the bot's, see docs/tau2-banking-knowledge.md), and mock tasks
+# whose initialization (data, actions, a replayed history) runs in the bot as well.
+BANKING_AND_MOCK = (
+    "tau2_banking_knowledge__task_075",
+    "tau2_banking_knowledge__task_076",
+    "tau2_mock__update_task_with_initialization_actions",
+    "tau2_mock__update_task_with_initialization_data",
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("tau2_mock__update_task_with_message_history", "opens with a message history"),
+        ("tau2_banking_knowledge__task_010", "share one DB"),
+    ],
+)
+def test_bot_agents_skip_what_the_protocol_cannot_carry(
+    name: str, why: str, registry: Any, bot_settings: Settings
+) -> None:
+    from pytest_tau2.errors import ScenarioNotApplicable
+
+    scenario = scenario_or_skip(registry, name, bot_settings)
+    settings = dataclasses.replace(bot_settings, agent="websocket", agent_url="ws://127.0.0.1:9")
+    ctx = participants.Context.for_scenario(scenario, settings)
+    with pytest.raises(ScenarioNotApplicable, match=why):
+        participants.make_agent(ctx)
+
+
+@pytest.mark.parametrize("name", RESTAURANT + RETAIL + TELECOM + BANKING_AND_MOCK)
 def test_remote_oracle_matches_in_process(name: str, registry: Any, bot_settings: Settings, reference_bot: Any) -> None:
     local = _in_process(scenario_or_skip(registry, name, bot_settings), bot_settings)
     remote = _remote(scenario_or_skip(registry, name, bot_settings), bot_settings, reference_bot.url)

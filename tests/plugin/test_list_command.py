@@ -51,12 +51,14 @@ def _names(out: str) -> list[str]:
 def test_this_repository_by_domain_with_counts_and_split_markers() -> None:
     done = _list()
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(f"rootdir: {REPO}\n284 scenarios in 4 domains\n")
+    assert done.stdout.startswith(f"rootdir: {REPO}\n391 scenarios in 6 domains\n")
     assert _headings(done.stdout) == {
         "restaurant": "6 scenarios",
         "tau2_airline": "50 scenarios (30 train, 20 test)",
         "tau2_retail": "114 scenarios (74 train, 40 test)",
         "tau2_telecom": "114 scenarios (74 train, 40 test)",
+        "tau2_mock": "10 scenarios",
+        "tau2_banking_knowledge": "97 scenarios",
     }
     assert "  tau2_retail__5    tau2_split_test\n" in done.stdout  # split marker beside the name
     names = _names(done.stdout)

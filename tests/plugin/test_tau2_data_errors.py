@@ -25,7 +25,13 @@ class Hello(Scenario):
     success_signals: ClassVar[tuple[SuccessSignal, ...]] = (SuccessSignal.CLEAN_EXIT,)
 '''
 
-DOMAIN_FILE = {"tau2_retail": "retail/db.json", "tau2_airline": "airline/db.json", "tau2_telecom": "telecom/db.toml"}
+DOMAIN_FILE = {
+    "tau2_retail": "retail/db.json",
+    "tau2_airline": "airline/db.json",
+    "tau2_telecom": "telecom/db.toml",
+    "tau2_mock": "mock/db.json",
+    "tau2_banking_knowledge": "banking_knowledge/db.json",
+}
 
 
 @pytest.fixture
@@ -48,14 +54,14 @@ def test_missing_data_gives_one_unavailable_item_per_domain(no_data: pytest.Pyte
         "-p", "tau2", "-p", "no:cacheprovider", "-v", f"--tau2-results-dir={no_data.path / 'out'}", timeout=120
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.assert_outcomes(passed=1, errors=3)
+    result.assert_outcomes(passed=1, errors=5)
     result.stdout.fnmatch_lines(["*test_scenario?shop__hello? PASSED*"], consecutive=False)
     out = result.stdout.str()
     for domain, missing in DOMAIN_FILE.items():
         assert f"test_scenario[{domain}__unavailable] ERROR" in out
         assert f"empty-data/tau2/domains/{missing}: missing" in out
         assert f"python -m pytest_tau2.data fetch --domain {domain.removeprefix('tau2_')}" in out
-    assert out.count("How to fix") >= 3
+    assert out.count("How to fix") >= 5
     assert "TAU2_DATA_DIR" in out and "--tau2-data-dir" in out
     # nothing else of the tau2 domains was collected
     assert "tau2_retail__0" not in out
@@ -66,5 +72,5 @@ def test_missing_data_only_errors_the_selected_domain(no_data: pytest.Pytester) 
         "-p", "tau2", "-p", "no:cacheprovider", "-k", "tau2_airline", f"--tau2-results-dir={no_data.path / 'out'}",
         timeout=120,
     )  # fmt: skip
-    result.assert_outcomes(errors=1, deselected=3)
+    result.assert_outcomes(errors=1, deselected=5)
     assert "airline/db.json: missing" in result.stdout.str()

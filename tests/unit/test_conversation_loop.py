@@ -385,8 +385,10 @@ def test_gold_plan_holds_back_ending_tools() -> None:
         [GOLD[0], {"name": "transfer_to_human_agents", "arguments": {}}, GOLD[2]],
         ending_tools=frozenset({"transfer_to_human_agents"}),
     )
-    assert len(plan.take("agent")) == 1
-    assert plan.take("agent") == []  # stops at the ending tool
+    # An ending action listed early waits for the end (banking task_005 transfers first): the
+    # actions after it are still performed.
+    assert plan.take("agent") == [GOLD[0], GOLD[2]]
+    assert plan.take("agent") == []  # only the ending action is left
     assert [a["name"] for a in plan.remaining_endings()] == ["transfer_to_human_agents"]
 
 

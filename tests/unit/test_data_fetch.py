@@ -302,7 +302,9 @@ def test_files_for_domains() -> None:
     both = files_for_domains(["retail", "airline"])
     assert len(both) == 9 and len(set(both)) == 9  # shared guidelines listed once
     with pytest.raises(ValueError, match="unknown domain"):
-        files_for_domains(["mock"])
+        files_for_domains(["voice"])
+    banking = files_for_domains(["banking_knowledge"])
+    assert len([f for f in banking if f.startswith("tau2/domains/banking_knowledge/")]) == 815
 
 
 def test_format_size() -> None:
@@ -378,3 +380,33 @@ def test_module_entry_point_in_subprocess(mirror: Mirror, tmp_path: Path) -> Non
         check=False,
     )
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+def test_cli_fetches_exactly_the_pinned_banking_files_and_they_verify(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``fetch --domain banking_knowledge``: its 815 pinned files (file names with parentheses and
+    spaces quoted in the URL) plus the two user-simulator guidelines, each checked against the pin."""
+    from pytest_tau2.data.resolve import verify
+
+    served = tmp_path / "served"
+    wanted = DOMAIN_FILES["banking_knowledge"]
+    assert len([f for f in wanted if f.startswith("tau2/domains/banking_knowledge/")]) == 815
+    state = Mirror(url="", root=served)
+    for relative in wanted:
+        (served / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(REAL_DATA / relative, served / relative)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(state))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/data"
+        dest = tmp_path / "dest"
+        assert main(["fetch", "--dest", str(dest), "--domain", "banking_knowledge", "--base-url", url, "--quiet"]) == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert f"done: {len(wanted)} downloaded, 0 already valid, 0 failed" in capsys.readouterr().err
+    assert sorted(state.hits) == sorted(wanted)
+    assert verify(dest, "banking_knowledge").pinned is True

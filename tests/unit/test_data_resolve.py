@@ -59,22 +59,19 @@ def test_manifest_constants_are_well_formed() -> None:
     assert len(PIN_COMMIT) == 40 and int(PIN_COMMIT, 16) >= 0
     assert PIN_COMMIT == "a2c024725189473d2d7cea3a5cfdbcc67478e41f"
     assert PIN_SOURCE == "github.com/sierra-research/tau2-bench"
-    assert len(MANIFEST) == 34
+    assert len(MANIFEST) == 34 + 815  # banking_knowledge's files come from banking_knowledge_manifest.json
     for relative, (sha, size) in MANIFEST.items():
         assert relative.startswith("tau2/") and len(sha) == 64 and size > 0
     assert MANIFEST[RETAIL_DB] == ("413a65160adbdb5fde0ffc0015c49b6d70250b10c18128de169b597af7766765", 2811616)
 
 
 def test_domain_files_are_manifest_entries() -> None:
-    assert set(DOMAIN_FILES) == {"retail", "airline", "telecom"}
+    assert set(DOMAIN_FILES) == {"retail", "airline", "telecom", "mock", "banking_knowledge"}
     for files in DOMAIN_FILES.values():
         assert set(files) <= set(MANIFEST)
     assert "tau2/user_simulator/simulation_guidelines.md" in DOMAIN_FILES["airline"]
     assert "tau2/user_simulator/simulation_guidelines_tools.md" in DOMAIN_FILES["telecom"]
     assert len(DOMAIN_FILES["telecom"]) == 7
-
-
-NOT_YET_EMBEDDED = "tau2/domains/banking_knowledge/"
 
 
 @needs_real_data
@@ -85,9 +82,7 @@ def test_embedded_manifest_matches_shared_manifest_json() -> None:
     assert shipped["commit"] == manifest.PIN_COMMIT
     files = {k: (v["sha256"], v["bytes"]) for k, v in shipped["files"].items()}
     assert {k: files.get(k) for k in MANIFEST} == MANIFEST
-    # The shared folder also carries banking_knowledge (815 files), which no domain here reads yet
-    # (issue 28); every other file of it is embedded.
-    assert {k for k in files if k not in MANIFEST and not k.startswith(NOT_YET_EMBEDDED)} == set()
+    assert set(files) == set(MANIFEST)  # every file of the shared folder is embedded, banking's 815 too
 
 
 # --- resolution order -----------------------------------------------------------------
@@ -247,8 +242,8 @@ def test_verify_root_pointing_at_tau2_itself_gets_a_hint(retail_copy: Path) -> N
 
 
 def test_verify_unknown_domain(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="unknown tau2 domain 'mock'"):
-        verify(tmp_path, "mock")
+    with pytest.raises(DataError, match="unknown tau2 domain 'voice'"):
+        verify(tmp_path, "voice")
 
 
 def test_verify_cli_exit_codes(retail_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -76,7 +76,7 @@ def test_names_are_k_friendly_and_unique(base: dict[str, type], full: dict[str, 
     for name, cls in tau2.items():
         assert issubclass(cls, Tau2BaseScenario)
         domain, _, case = name.partition("__")
-        assert domain in ("tau2_retail", "tau2_airline", "tau2_telecom"), name
+        assert domain in ("tau2_retail", "tau2_airline", "tau2_telecom", "tau2_mock", "tau2_banking_knowledge"), name
         assert VALID_CASE.match(case), name
         assert cls.name == name
     for domain in ("tau2_retail", "tau2_airline", "tau2_telecom"):
@@ -146,7 +146,7 @@ def test_on_pinned_data_the_sources_vouch_for_signals_that_do_resolve(tmp_path: 
     """What collection no longer resolves per run (it parsed tasks.json for it) is resolved here, once."""
     settings = _settings(tmp_path, telecom_tasks="full")
     tau2 = {name: cls for name, cls in full.items() if name.startswith("tau2_")}
-    assert len(tau2) == 114 + 50 + 2285
+    assert len(tau2) == 114 + 50 + 2285 + 10 + 97
     for name, cls in tau2.items():
         assert signals_vouched_for(cls), name
         check_success_signals(cls().bind(settings))  # raises ScenarioDefinitionError naming the class otherwise

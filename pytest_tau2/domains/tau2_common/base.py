@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar, cast
 
 from pytest_tau2.domains.tau2_common import prompts
 from pytest_tau2.domains.tau2_common.task_types import EnvCall, EvaluationCriteria, GoldAction, Instructions, Tau2Task
-from pytest_tau2.domains.tau2_common.tasks import load_tasks, read_text, tau2_data_root, tau2_pin
+from pytest_tau2.domains.tau2_common.tasks import load_split_ids, load_tasks, read_text, tau2_data_root, tau2_pin
 from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.environment.tools import Tool
 from pytest_tau2.scenario.base import Scenario
@@ -43,6 +43,16 @@ class Tau2BaseScenario(Scenario):
     agent_greeting = GREETING
     max_turns = 100
     max_duration = 1800.0
+
+    @classmethod
+    def split_ids(cls, root: Path) -> dict[str, list[str]]:
+        """``{split: [task ids]}`` (from ``split_tasks.json``; read at collection)."""
+        return load_split_ids(root, cls.tau2_domain)
+
+    @classmethod
+    def task_tags(cls, task_id: str) -> tuple[str, ...]:
+        """Extra markers of one task, known without reading its task file (collection)."""
+        return ()
 
     # ---- data ---------------------------------------------------------------------------------
 

@@ -1,0 +1,172 @@
+"""How the banking agent reaches the knowledge base: one configuration per run (``--tau2-retrieval``).
+
+Each configuration is upstream's prompt template (``prompts/<file>.md``, with its
+``{{component:NAME}}`` parts filled in) and its retrieval tools:
+
+| name | prompt | tools |
+|---|---|---|
+| ``no_knowledge`` | ``no_knowledge.md`` | none |
+| ``full_kb`` | ``full_kb.md``, every document inlined | none |
+| ``golden_retrieval`` | ``required_docs.md``, the task's required documents inlined | none |
+| ``grep_only`` | ``grep_only.md`` | ``grep`` (regex, documents ranked by match count, top 10) |
+| ``bm25`` | ``classic_rag_bm25_no_grep.md`` | ``KB_search`` (BM25, top 10) |
+| ``terminal_use`` | ``agentic_search.md`` | ``shell`` (a bubblewrap sandbox over the documents, :mod:`.sandbox`) |
+
+BM25 is ``rank_bm25.BM25Okapi`` over each document's content, lower-cased and split on
+whitespace (upstream's indexer), so rankings are upstream's; the index is built once per process.
+Documents are read in file-name order (upstream globs the folder, whose order is the file
+system's; scores do not depend on it, only the order of equal scores and of ``full_kb``'s text).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_tau2.domains.tau2_banking_knowledge.agent_tools import BankTool, schema, text
+from pytest_tau2.domains.tau2_banking_knowledge.documents import Document, documents
+from pytest_tau2.domains.tau2_banking_knowledge.sandbox import ShellTool, sandbox_problem
+from pytest_tau2.environment.tools import Tool
+
+if TYPE_CHECKING:
+    from rank_bm25 import BM25Okapi
+
+TOP_K = 10
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    template: str
+    tools: tuple[type[Tool], ...] = ()
+
+
+NOT_IMPLEMENTED = {
+    "openai_embeddings": "dense retrieval (litellm embeddings)",
+    "qwen_embeddings": "dense retrieval (litellm embeddings)",
+    "alltools": "dense retrieval (litellm embeddings) beside BM25 and the shell",
+}
+"""Upstream configurations this port does not offer yet, and what they need."""
+
+
+BUILD_SECONDS: dict[Path, float] = {}
+"""How long building each BM25 index took (bench/results reads it)."""
+
+
+@functools.cache
+def bm25_index(folder: Path) -> BM25Okapi:
+    """The BM25 index of the documents, built once per process and folder."""
+    from rank_bm25 import BM25Okapi
+
+    start = time.perf_counter()
+    index = BM25Okapi([doc.content.lower().split() for doc in documents(folder)])
+    BUILD_SECONDS[folder] = time.perf_counter() - start
+    return index
+
+
+def _listing(hits: list[tuple[Document, float]]) -> str:
+    return "\n".join(
+        f"{n}. {doc.title}\n   ID: {doc.id}\n   Score: {score:.4f}\n   Content: {doc.content}\n"
+        for n, (doc, score) in enumerate(hits, 1)
+    )
+
+
+def bm25_search(folder: Path, query: str, top_k: int = TOP_K) -> list[tuple[Document, float]]:
+    if not query or not query.strip():
+        return []
+    docs = documents(folder)
+    scores = bm25_index(folder).get_scores(query.lower().split())
+    order = sorted(range(len(scores)), key=lambda i: scores[i], reverse=True)[: min(top_k, len(docs))]
+    return [(docs[i], float(scores[i])) for i in order]
+
+
+def grep_search(folder: Path, pattern: str, top_k: int = TOP_K) -> list[tuple[Document, float]]:
+    if not pattern.strip():
+        return []
+    try:
+        compiled = re.compile(pattern, re.IGNORECASE)
+    except re.error:
+        compiled = re.compile(re.escape(pattern), re.IGNORECASE)
+    hits = [(doc, float(len(found))) for doc in documents(folder) if (found := compiled.findall(doc.content))]
+    hits.sort(key=lambda hit: hit[1], reverse=True)
+    return hits[:top_k]
+
+
+class _Retrieval(BankTool):
+    abstract = True
+
+    @property
+    def folder(self) -> Path:
+        return Path(str(self.state["documents_dir"]))
+
+
+class KBSearchTool(_Retrieval):
+    name = "KB_search"
+    description = "Search the knowledge base for documents relevant to a query (BM25)."
+    parameters = schema(["query"], query=text("What to look for."))
+
+    def run(self, query: str) -> str:
+        hits = bm25_search(self.folder, query)
+        return _listing(hits) if hits else "No relevant documents found."
+
+
+class GrepTool(_Retrieval):
+    name = "grep"
+    description = "Search every knowledge base document for a regular expression; documents ranked by match count."
+    parameters = schema(["pattern"], pattern=text("The regular expression, e.g. 'credit.*card' or 'fee|charge'."))
+
+    def run(self, pattern: str) -> str:
+        hits = grep_search(self.folder, pattern)
+        return _listing(hits) if hits else f"No matches found for pattern: {pattern}"
+
+
+CONFIGS: dict[str, Config] = {
+    "no_knowledge": Config("no_knowledge", "no_knowledge.md"),
+    "full_kb": Config("full_kb", "full_kb.md"),
+    "golden_retrieval": Config("golden_retrieval", "required_docs.md"),
+    "grep_only": Config("grep_only", "grep_only.md", (GrepTool,)),
+    "bm25": Config("bm25", "classic_rag_bm25_no_grep.md", (KBSearchTool,)),
+}
+
+
+CONFIGS["terminal_use"] = Config("terminal_use", "agentic_search.md", (ShellTool,))
+SANDBOXED = frozenset({"terminal_use"})
+
+
+def check_retrieval(name: str) -> str | None:
+    """None when ``name`` is a configuration this port offers, else the one-line reason."""
+    if name in SANDBOXED:
+        problem = sandbox_problem()
+        return None if problem is None else f"--tau2-retrieval {name} needs a sandbox: {problem}"
+    if name in CONFIGS:
+        return None
+    if name in NOT_IMPLEMENTED:
+        return (f"--tau2-retrieval {name}: not available in this port (it needs {NOT_IMPLEMENTED[name]}); "
+                f"choose one of {', '.join(CONFIGS)}")  # fmt: skip
+    return f"--tau2-retrieval must be one of {', '.join(CONFIGS)}, got {name!r}"
+
+
+def _component(prompts: Path, match: re.Match[str]) -> str:
+    return (prompts / "components" / f"{match.group(1)}.md").read_text(encoding="utf-8")
+
+
+def _inline(docs: list[Document]) -> str:
+    return "\n\n---\n\n".join(f"## {doc.title}\n\n{doc.content}" for doc in docs)
+
+
+def agent_prompt(config: Config, prompts: Path, folder: Path, required: list[str] | None) -> str:
+    """The agent's system prompt for ``config`` (upstream's template and substitutions)."""
+    content = (prompts / config.template).read_text(encoding="utf-8")
+    content = re.sub(r"\{\{component:(\w+)\}\}", lambda m: _component(prompts, m), content)
+    if config.name == "full_kb":
+        content = content.replace("{{full_knowledge_base}}", _inline(list(documents(folder))))
+    if config.name == "golden_retrieval":
+        by_title = {doc.title: doc for doc in documents(folder)}  # a title match first, then an id (upstream)
+        by_id = {doc.id: doc for doc in documents(folder)}
+        wanted = [doc for ref in required or [] if (doc := by_title.get(ref) or by_id.get(ref)) is not None]
+        content = content.replace("{{required_documents}}", _inline(wanted) if wanted else "(No documents provided)")
+    return content

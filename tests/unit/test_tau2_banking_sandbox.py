@@ -1,0 +1,102 @@
+"""banking_knowledge's ``terminal_use``: the shell tool runs in a bubblewrap sandbox over the
+exported documents (read-only, nothing else of the machine, no network, time and output limits);
+where the sandbox cannot start, the configuration is refused with one line."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import pytest_tau2.domains.tau2_sources as tau2_sources  # noqa: F401
+from pytest_tau2.domains.tau2_banking_knowledge import retrieval, sandbox
+from pytest_tau2.errors import SettingsError
+from pytest_tau2.run import participants, seeding
+from pytest_tau2.scenario.registry import all_scenarios
+from pytest_tau2.settings import Settings
+
+DATA_DIR = Path(os.environ.get("TAU2_DATA_DIR", "/work/shared/tau2-data"))
+DOCS = DATA_DIR / "tau2" / "domains" / "banking_knowledge" / "documents"
+if not DOCS.is_dir():
+    pytest.skip(f"no tau2 banking_knowledge data under {DATA_DIR} (set TAU2_DATA_DIR)", allow_module_level=True)
+needs_bwrap = pytest.mark.skipif(
+    sandbox.sandbox_problem() is not None and not os.environ.get("CI"),
+    reason=f"no sandbox here: {sandbox.sandbox_problem()} (scripts/install-sandbox.sh)",
+)
+
+
+@pytest.fixture(scope="module")
+def shell() -> object:
+    settings = Settings(data_dir=str(DATA_DIR), retrieval="terminal_use")
+    scenario = all_scenarios(settings)["tau2_banking_knowledge__task_001"]().bind(settings)
+    env = seeding.prepare(scenario, settings).envs["agent"]
+    assert [t["function"]["name"] for t in env.schemas()][14:] == ["shell", "EndConversationTool"]
+    assert "{{" not in scenario.get_agent_prompt()
+    return env
+
+
+@needs_bwrap
+def test_the_shell_sees_the_documents_and_its_index(shell: object) -> None:
+    listing = shell.call("shell", {"command": "ls | wc -l"}).content  # type: ignore[attr-defined]
+    assert listing.strip() == str(len(retrieval.documents(DOCS)) + 1)
+    assert shell.call("shell", {"command": "head -3 INDEX.md"}).content.startswith("# Knowledge Base Index")  # type: ignore[attr-defined]
+    found = shell.call("shell", {"command": "rg -l 'provisional credit' | sort | head -1"}).content  # type: ignore[attr-defined]
+    assert found.strip().endswith(".md") and found.startswith("doc_")
+    first = retrieval.documents(DOCS)[0]
+    shown = shell.call("shell", {"command": f"cat {sandbox.safe_name(first.id)}.md"}).content  # type: ignore[attr-defined]
+    assert shown == f"# {first.title}\n\n{first.content}"
+    assert shell.call("shell", {"command": "grep -l zzqqxx-none INDEX.md"}).content == "No matches found."  # type: ignore[attr-defined]
+
+
+@needs_bwrap
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("touch new.md", "Read-only file system"),
+        ("ls /work /root /home", "No such file or directory"),
+        ("cat /etc/passwd", "No such file or directory"),
+        ("cat /proc/1/cmdline | tr '\\0' ' '", "/bin/sh"),  # its own process namespace
+    ],
+)
+def test_the_sandbox_keeps_the_machine_out(shell: object, command: str, expected: str) -> None:
+    assert expected in shell.call("shell", {"command": command}).content  # type: ignore[attr-defined]
+
+
+@needs_bwrap
+def test_no_network_only_a_loopback_of_its_own(shell: object) -> None:
+    interfaces = shell.call("shell", {"command": "tail -n +3 /proc/net/dev | cut -d: -f1"}).content  # type: ignore[attr-defined]
+    assert interfaces.split() == ["lo"]
+
+
+@needs_bwrap
+def test_time_and_output_limits() -> None:
+    kb = sandbox.exported(DOCS)
+    code, _, err = sandbox.run(kb, "sleep 5", time_limit=0.5)
+    assert code == 124 and "did not finish within 0.5 s" in err
+    text = sandbox.answer("cat *", *sandbox.run(kb, "cat *.md"))
+    assert len(text) < sandbox.OUTPUT_LIMIT + 100 and "[output cut at" in text
+
+
+def test_without_bwrap_the_configuration_is_refused_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    sandbox.sandbox_problem.cache_clear()
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    try:
+        with pytest.raises(SettingsError) as caught:
+            participants.validate_settings(Settings(data_dir=str(DATA_DIR), retrieval="terminal_use"))
+    finally:
+        sandbox.sandbox_problem.cache_clear()
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("--tau2-retrieval terminal_use needs a sandbox: bwrap (bubblewrap) is not installed")
+
+
+def test_a_sandbox_that_cannot_start_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    sandbox.sandbox_problem.cache_clear()
+    monkeypatch.setattr(sandbox, "run", lambda kb, command, time_limit=30.0: (1, "", "bwrap: No permissions\n"))
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/" + name)
+    try:
+        assert sandbox.sandbox_problem() == "bwrap cannot start a sandbox here (bwrap: No permissions)"
+    finally:
+        sandbox.sandbox_problem.cache_clear()
