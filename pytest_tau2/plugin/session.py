@@ -60,7 +60,8 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(exc)) from None
         config.stash[SAVED_KEY] = folder.saved
     config.pluginmanager.register(
-        RunReport(Path(settings.results_dir), is_worker=is_worker(config), folder=folder), "tau2-run-report"
+        RunReport(Path(settings.results_dir), is_worker=is_worker(config), folder=folder, ci_level=settings.ci_level),
+        "tau2-run-report",
     )
     if config.pluginmanager.hasplugin("xdist"):
         from pytest_tau2.plugin.xdist_hooks import XdistHooks

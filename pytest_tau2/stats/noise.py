@@ -107,7 +107,7 @@ def tasks_needed(sd_difference: float, delta: float, *, alpha: float = 0.05, pow
     """Paired tasks needed to detect a mean difference ``delta`` (0-1) at ``alpha`` (two-sided) with
     ``power``, when a task's difference has standard deviation ``sd_difference``. None when
     the observed differences have no spread (no estimate can be made from them)."""
-    _check(delta, alpha, power)
+    check_effect(delta, alpha, power)
     if sd_difference <= 0:
         return None
     z = _z(1 - alpha / 2) + _z(power)
@@ -127,7 +127,7 @@ def trials_needed(
     trial's outcome varies by ``within_variance`` around its task's chance and the tasks' true
     differences vary by ``between_variance``. None when no number of trials is enough: the
     tasks' own differences already hide ``delta`` (more tasks are needed, not more trials)."""
-    _check(delta, alpha, power)
+    check_effect(delta, alpha, power)
     if tasks < 1:
         raise ValueError(f"tasks must be at least 1; got {tasks}")
     z = _z(1 - alpha / 2) + _z(power)
@@ -137,7 +137,7 @@ def trials_needed(
     return max(1, math.ceil(2 * within_variance / room))
 
 
-def _check(delta: float, alpha: float, power: float) -> None:
+def check_effect(delta: float, alpha: float, power: float) -> None:
     if not 0 < delta <= 1:
         raise ValueError(f"delta is a difference in rate between 0 and 1 (0.05: 5 points); got {delta!r}")
     if not 0 < alpha < 1:
