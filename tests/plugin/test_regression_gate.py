@@ -31,9 +31,10 @@ def test_intervals_reach_the_summary_all_metrics_and_junit(project: Project) -> 
     props = _suite_properties(junit)
     assert props["tau2_ci_level"] == "0.9"
     assert props["tau2_success_rate"] == "1" and props["tau2_success_rate_method"] == "Wilson"
-    assert float(props["tau2_success_rate_low"]) == round(success["low"], 6) or abs(
-        float(props["tau2_success_rate_low"]) - success["low"]
-    ) < 1e-5
+    assert (
+        float(props["tau2_success_rate_low"]) == round(success["low"], 6)
+        or abs(float(props["tau2_success_rate_low"]) - success["low"]) < 1e-5
+    )
 
 
 def test_a_bad_ci_level_is_a_usage_error(project: Project) -> None:
@@ -50,7 +51,9 @@ def test_baseline_without_a_difference_passes_the_gate_despite_a_failing_scenari
     junit = project.path / "junit.xml"
     run = project.run(f"--tau2-baseline={baseline.results_dir}", "--tau2-fail-on-regression", f"--junitxml={junit}")
     assert run.result.ret == 0, run.stdout
-    assert f"Baseline {baseline.results_dir} (A) vs this run (B): no detectable difference: +0.0 points" in run.summary()
+    assert (
+        f"Baseline {baseline.results_dir} (A) vs this run (B): no detectable difference: +0.0 points" in run.summary()
+    )
     comparison = json.loads((run.results_dir / "baseline_comparison.json").read_text("utf-8"))
     assert comparison["verdict"] == "no detectable difference" and comparison["run"]["metrics"][0]["tasks"] == 2
     props = _suite_properties(junit)
