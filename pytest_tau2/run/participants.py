@@ -397,7 +397,7 @@ for _kind in (
                     follows_plan=True, validate=_validate_replay),
     ParticipantKind("websocket", "agent", _websocket, "an external bot (--tau2-agent-url)",
                     validate=_validate_websocket, describe=lambda s, _: f"websocket:{mask_url(s.agent_url or '')}"),
-    ParticipantKind("null", "agent", _null, "a do-nothing baseline: answers politely, calls no domain tool, ends the call"),
+    ParticipantKind("null", "agent", _null, "do-nothing baseline: polite, calls no domain tool, ends the call"),
     ParticipantKind("scripted", "user", _scripted, "follows the gold plan (offline default)"),
     ParticipantKind("litellm", "user", _litellm_user, "any model litellm accepts", model_side="user",
                     describe=lambda s, _: f"litellm:{s.user_model}"),
