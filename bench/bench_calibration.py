@@ -46,10 +46,18 @@ def synthetic(rate: float, seed: str, trials: int, free: set[str]) -> RunSide:
         name = f"tau2_retail__{t}"
         for k in range(1, trials + 1):
             ok = rng.random() >= rate or name in free
-            records.append(ScenarioRecord.read({
-                "scenario": name, "domain": "tau2_retail", "trial": k, "trials": trials, "is_successful": ok,
-                "success_signals": ["db_state_match", "clean_exit"],
-            }))  # fmt: skip
+            records.append(
+                ScenarioRecord.read(
+                    {
+                        "scenario": name,
+                        "domain": "tau2_retail",
+                        "trial": k,
+                        "trials": trials,
+                        "is_successful": ok,
+                        "success_signals": ["db_state_match", "clean_exit"],
+                    }
+                )
+            )
     return RunSide(seed, records)
 
 
@@ -66,8 +74,14 @@ def repetitions(n: int, trials: int, free: set[str]) -> dict[str, Any]:
         if same.verdict != "no detectable difference":
             counts["false_positive_10_vs_10"] += 1
     test = "McNemar exact" if trials == 1 else "paired permutation over tasks"
-    return {"repetitions": n, "trials": trials, "tasks": TASKS, "test": test, **counts,
-            "median_p_10_vs_10": sorted(p_null)[len(p_null) // 2]}  # fmt: skip
+    return {
+        "repetitions": n,
+        "trials": trials,
+        "tasks": TASKS,
+        "test": test,
+        **counts,
+        "median_p_10_vs_10": sorted(p_null)[len(p_null) // 2],
+    }
 
 
 def real(runs: Path) -> dict[str, Any]:
@@ -91,20 +105,33 @@ def main() -> None:
     results["seconds"] = round(time.perf_counter() - start, 1)
     out = REPO / "bench" / "results"
     (out / "calibration.json").write_text(json.dumps(results, indent=2) + "\n", "utf-8")
-    lines = ["# Calibration of the paired comparison", "",
-             "`sh bench/calibration/run_flawed.sh /tmp/tau2-calibration && python bench/bench_calibration.py`", ""]  # fmt: skip
+    lines = [
+        "# Calibration of the paired comparison",
+        "",
+        "`sh bench/calibration/run_flawed.sh /tmp/tau2-calibration`, then",
+        "",
+        "`python bench/bench_calibration.py`",
+        "",
+    ]
     if results["real_runs"]:
-        lines += ["## Real runs (offline oracle, tau2 retail, 114 tasks x 4 trials, a seeded share of trials "
-                  "played by the do-nothing agent)", ""]  # fmt: skip
+        lines += [
+            "## Real runs (offline oracle, tau2 retail, 114 tasks x 4 trials, a seeded share of trials "
+            "played by the do-nothing agent)",
+            "",
+        ]
         for key, value in results["real_runs"].items():
             lines += [f"### {key.replace('_', ' ')}: {value['verdict']}", "", "```", *value["lines"], "```", ""]
-    lines += ["## 100 seeded repetitions on synthesized runs (same compare code path)", "",
-              "| trials | test | power 10% vs 30% | power 10% vs 20% | power 10% vs 15% | false positives 10% vs 10% |",
-              "|---|---|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "## 100 seeded repetitions on synthesized runs (same compare code path)",
+        "",
+        "| trials | test | power 10% vs 30% | power 10% vs 20% | power 10% vs 15% | false positives 10% vs 10% |",
+        "|---|---|---|---|---|---|",
+    ]
     for row in results["synthetic"]:
         n = row["repetitions"]
-        lines.append(f"| {row['trials']} | {row['test']} | {row['a_better_10_vs_30']}/{n} | {row['a_better_10_vs_20']}/{n}"
-                     f" | {row['a_better_10_vs_15']}/{n} | {row['false_positive_10_vs_10']}/{n} |")  # fmt: skip
+        cells = [row["a_better_10_vs_30"], row["a_better_10_vs_20"], row["a_better_10_vs_15"]]
+        cells.append(row["false_positive_10_vs_10"])
+        lines.append(f"| {row['trials']} | {row['test']} | " + " | ".join(f"{c}/{n}" for c in cells) + " |")
     lines += ["", f"alpha 0.05; {results['seconds']} s in all."]
     (out / "calibration.md").write_text("\n".join(lines) + "\n", "utf-8")
     print("\n".join(lines))

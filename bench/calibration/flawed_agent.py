@@ -46,5 +46,5 @@ register_participant_kind(
         argument="RATE:SEED",
         follows_plan=True,
         validate=_validate,
-    )  # fmt: skip
+    )
 )
