@@ -15,9 +15,16 @@ from pytest_tau2.report.run_record import RunMetrics
 def write_run(path: Path, passed: set[int], *, tasks: int = 40, level: float | None = None) -> Path:
     """tau2 retail tasks 0..tasks-1, one trial each; ``passed`` decides which pass."""
     records = [
-        ScenarioRecord.read({"scenario": f"tau2_retail__{t}", "domain": "tau2_retail", "tau2_id": str(t),
-                             "is_successful": t in passed, "success_signals": ["db_state_match"],
-                             "tau2_reward": 1.0 if t in passed else 0.0})  # fmt: skip
+        ScenarioRecord.read(
+            {
+                "scenario": f"tau2_retail__{t}",
+                "domain": "tau2_retail",
+                "tau2_id": str(t),
+                "is_successful": t in passed,
+                "success_signals": ["db_state_match"],
+                "tau2_reward": 1.0 if t in passed else 0.0,
+            }
+        )
         for t in range(tasks)
     ]
     other: dict[str, Any] = {}
