@@ -181,18 +181,17 @@ def compare_scope(
     power: tuple[float, float] | None = None,
 ) -> ScopeComparison:
     """Every metric of one scope; ``power`` = (power, delta) adds the runs-needed estimate."""
-    options = {"alpha": alpha, "level": level}
     ha, hb = uncertainty.headline_outcomes(a, errored_a), uncertainty.headline_outcomes(b, errored_b)
-    metrics = [compare_outcomes("success rate", ha, hb, **options)]
+    metrics = [compare_outcomes("success rate", ha, hb, alpha=alpha, level=level)]
     ta = uncertainty.valid_outcomes(leaderboard.tau2_reward_trials(a, errored_a))
     tb = uncertainty.valid_outcomes(leaderboard.tau2_reward_trials(b, errored_b))
     if ta and tb:
-        metrics.append(compare_outcomes("tau2 reward", ta, tb, **options))
+        metrics.append(compare_outcomes("tau2 reward", ta, tb, alpha=alpha, level=level))
     trials = min(leaderboard.trials_per_task(a), leaderboard.trials_per_task(b))
     sa = uncertainty.valid_outcomes(leaderboard.six_signal_trials(a, errored_a))
     sb = uncertainty.valid_outcomes(leaderboard.six_signal_trials(b, errored_b))
     for k in range(2, trials + 1):
-        metrics.append(compare_outcomes(f"pass^{k}", sa, sb, k=k, **options))
+        metrics.append(compare_outcomes(f"pass^{k}", sa, sb, k=k, alpha=alpha, level=level))
     result = ScopeComparison(scope, metrics)
     if trials > 1:
         result.noise_a = noise_floor(list(ha.values()), level=level)
