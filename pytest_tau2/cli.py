@@ -39,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return merge_main(args[1:], prog="pytest-tau2 merge")
     if command == "compare":
-        from pytest_tau2.report.compare_runs import main as compare_main
+        from pytest_tau2.report.compare_cli import main as compare_main
 
         return compare_main(args[1:], prog="pytest-tau2 compare")
     if command in ("-h", "--help"):

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tau2.report import uncertainty
-from pytest_tau2.report.compare_runs import CompareError, RunSide, compare, load_side
+from pytest_tau2.report.compare_cli import load_side
+from pytest_tau2.report.compare_runs import CompareError, RunSide, compare
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.settings import Settings
 from pytest_tau2.stats import Interval
