@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_tau2.errors import Tau2Error
-from pytest_tau2.report.compare import ScopeComparison, apply_holm, compare_scope, power_text
+from pytest_tau2.report import null_baseline
+from pytest_tau2.report.compare import ScopeComparison, apply_holm, compare_scope, natural, power_text
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.run.trials import split_trial_id
 from pytest_tau2.stats.intervals import check_level, level_text
@@ -67,6 +68,11 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def free_tasks(self) -> list[str]:
+        """Paired tasks a do-nothing agent passes (report/null_baseline.py): their passes prove nothing."""
+        return sorted(null_baseline.free_tasks(self.a.records + self.b.records), key=natural)
+
+    @property
     def verdict(self) -> str:
         return self.run.primary.verdict
 
@@ -80,6 +86,7 @@ class Comparison:
             "verdict_line": self.run.primary.line(),
             "correction": self.correction,
             "notes": list(self.notes),
+            "do_nothing_passes": self.free_tasks,
             "run": self.run.to_dict(),
             "domains": {d.scope: d.to_dict() for d in self.domains},
         }
@@ -93,6 +100,9 @@ class Comparison:
         method = f"{primary.test}; {level_text(self.level)} paired task bootstrap; alpha {self.alpha:g}"
         out.append(f"Verdict (success rate, B - A): {primary.line()} ({method})")
         out += _scope_lines(self.run, "  ")
+        free = self.free_tasks
+        if free:
+            out.append(f"  a do-nothing agent passes {len(free)} of these tasks (--tau2-agent null): {_names(free)}")
         if self.domains:
             heading = f"Per domain ({self.correction})" if self.correction else "Per domain"
             out.append(f"{heading}:")
