@@ -27,9 +27,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pytest_tau2.report.compare import compare_outcomes
 from pytest_tau2.report.compare_cli import load_side
 from pytest_tau2.report.compare_runs import RunSide, compare
 from pytest_tau2.report.record import ScenarioRecord
+from pytest_tau2.report.uncertainty import headline_outcomes
+from pytest_tau2.stats import wilson
 
 REPO = Path(__file__).resolve().parents[1]
 TASKS = 114
@@ -85,6 +88,26 @@ def repetitions(n: int, trials: int, free: set[str]) -> dict[str, Any]:
     }
 
 
+def null_rate(n: int, trials: int, free: set[str]) -> dict[str, Any]:
+    """The false-positive rate over ``n`` repetitions, measured on the verdict's own metric only:
+    ``compare_outcomes`` on the success rate, the function ``compare`` calls for the verdict line
+    (pass^k and the rest are not computed, so a thousand repetitions take a minute)."""
+    positives = 0
+    for rep in range(n):
+        a, c = synthetic(0.1, f"{rep}:A", trials, free), synthetic(0.1, f"{rep}:C", trials, free)
+        result = compare_outcomes("success rate", headline_outcomes(a.records), headline_outcomes(c.records))
+        positives += result.verdict != "no detectable difference"
+    interval = wilson(positives, n)
+    assert interval is not None
+    return {
+        "repetitions": n,
+        "trials": trials,
+        "false_positives": positives,
+        "rate": positives / n,
+        "rate_interval_95": [interval.low, interval.high],
+    }
+
+
 def real(runs: Path) -> dict[str, Any]:
     a, b, c = (load_side(runs / name) for name in ("a-flaw10-seed1", "b-flaw30-seed2", "c-flaw10-seed3"))
     out = {}
@@ -98,7 +121,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=Path, default=Path("/tmp/tau2-calibration"))
     parser.add_argument("--repetitions", type=int, default=100)
-    parser.add_argument("--part", choices=("all", "real", "synthetic"), default="all", help="redo only one part")
+    parser.add_argument(
+        "--part", choices=("all", "real", "synthetic", "null"), default="all", help="redo only one part"
+    )
     args = parser.parse_args()
     out = REPO / "bench" / "results"
     saved = out / "calibration.json"
@@ -110,6 +135,9 @@ def main() -> None:
         free = null_passes()
         results["synthetic"] = [repetitions(args.repetitions, trials, free) for trials in (4, 1)]
         results["seconds"] = round(time.perf_counter() - start, 1)
+    if args.part in ("all", "null"):
+        free = null_passes()
+        results["null_1000"] = [null_rate(1000, trials, free) for trials in (4, 1)]
     (out / "calibration.json").write_text(json.dumps(results, indent=2) + "\n", "utf-8")
     lines = [
         "# Calibration of the paired comparison",
@@ -139,6 +167,20 @@ def main() -> None:
         cells.append(row["false_positive_10_vs_10"])
         lines.append(f"| {row['trials']} | {row['test']} | " + " | ".join(f"{c}/{n}" for c in cells) + " |")
     lines += ["", f"alpha 0.05; the repetitions took {results.get('seconds')} s."]
+    if results.get("null_1000"):
+        lines += [
+            "",
+            "## The false-positive rate over 1,000 repetitions (the verdict's metric only)",
+            "",
+            "| trials | false positives | rate | 95% Wilson interval of the rate |",
+            "|---|---|---|---|",
+        ]
+        for row in results["null_1000"]:
+            low, high = row["rate_interval_95"]
+            lines.append(
+                f"| {row['trials']} | {row['false_positives']}/{row['repetitions']} | "
+                f"{100 * row['rate']:.1f}% | {100 * low:.1f}% to {100 * high:.1f}% |"
+            )
     (out / "calibration.md").write_text("\n".join(lines) + "\n", "utf-8")
     print("\n".join(lines))
 
