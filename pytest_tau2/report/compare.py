@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pytest_tau2.report import leaderboard, uncertainty
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.stats import DEFAULT_SEED, Interval, holm, paired_bootstrap, tasks_needed, trials_needed
-from pytest_tau2.stats.intervals import level_text, pass_hat_k
+from pytest_tau2.stats.intervals import pass_hat_k
 from pytest_tau2.stats.noise import NoiseFloor, noise_floor
 from pytest_tau2.stats.paired import paired_test
 
@@ -254,6 +254,3 @@ def power_text(power: Mapping[str, Any]) -> str:
     text = f"to detect {target}: " + ("; ".join(parts) if parts else "no estimate")
     return text + (f" ({power['note']})" if power.get("note") else "")
 
-
-def level_name(level: float) -> str:
-    return level_text(level)

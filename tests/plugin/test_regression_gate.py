@@ -101,3 +101,16 @@ def test_fail_under_on_the_estimate_and_on_the_lower_bound(project: Project) -> 
     on_bound = project.run("--tau2-fail-under", "0.7", "--tau2-fail-under-bound", "lower")
     assert on_bound.result.ret == 1  # 6 of 6: Wilson's lower end is 61.0%, below 70%
     assert "the lower end of the success rate's 95% interval 61.0% is below 70.0%: failed" in on_bound.summary()
+
+
+def test_the_gate_and_suite_properties_under_xdist(project: Project) -> None:
+    """Under -n the controller owns the results: it computes the intervals, writes them to JUnit
+    and sets the exit status."""
+    junit = project.path / "junit.xml"
+    run = project.restaurant().run(
+        "-n", "2", "--tau2-fail-under", "0.7", "--tau2-fail-under-bound", "lower", f"--junitxml={junit}", xdist=True
+    )
+    assert run.result.ret == 1
+    props = _suite_properties(junit)
+    assert props["tau2_success_rate"] == "1"
+    assert props["tau2_gate"].startswith("failed: --tau2-fail-under: the lower end")
