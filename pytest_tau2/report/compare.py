@@ -253,4 +253,3 @@ def power_text(power: Mapping[str, Any]) -> str:
         parts.append(f"{power['trials_needed']} trials per task on these {power['tasks_now']} tasks")
     text = f"to detect {target}: " + ("; ".join(parts) if parts else "no estimate")
     return text + (f" ({power['note']})" if power.get("note") else "")
-
