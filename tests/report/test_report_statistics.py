@@ -74,3 +74,19 @@ def test_the_paired_card_renders_in_the_browser(tmp_path: Path, open_report: Any
     assert "A better" in card and "McNemar exact" in card
     assert page.errors == []
     page.screenshot(tmp_path / "paired.png", full_page=True)
+
+
+def test_unstable_tasks_are_marked_with_their_flip_rate(tmp_path: Path) -> None:
+    records = [
+        ScenarioRecord.read({"scenario": f"lab__{t}", "domain": "lab", "trial": k, "trials": 4,
+                             "is_successful": t == "steady" or (t == "shaky" and k != 2),
+                             "success_signals": ["db_state_match"]})
+        for t in ("steady", "shaky")
+        for k in range(1, 5)
+    ]  # fmt: skip
+    run = tmp_path / "run"
+    run.mkdir()
+    files.write_json(run / "all_metrics.json", RunMetrics.of(records, []).document())
+    html = write_report([run], tmp_path / "r.html").read_text("utf-8")
+    assert html.count("unstable: flip 25%") == 4  # each of lab__shaky's four trials, none of lab__steady's
+    assert "1 of 2 tasks unstable (50%)" in text(html)

@@ -23,12 +23,13 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, Template, select_autoescape
 from markupsafe import Markup
 
-from pytest_tau2.report import files, null_baseline
+from pytest_tau2.report import files, null_baseline, uncertainty
 from pytest_tau2.report.compare_runs import CompareError, Comparison, RunSide, compare
 from pytest_tau2.report.html import formatting
 from pytest_tau2.report.html.loader import Run, ScenarioResult, known_fields, load_details, load_run, raw_files
 from pytest_tau2.report.html.overview_charts import overview_charts
 from pytest_tau2.report.html.stats import OUTCOMES, ci_level, failed_signals, overview, page_signals, signal_keys
+from pytest_tau2.stats import flip_rate
 
 COMPRESS_ABOVE = 4_000_000
 """Scenario details above this many bytes of JSON in all are stored gzip-compressed (base64),
@@ -172,10 +173,13 @@ def _payload(runs: list[Run], labels: list[str], base: Path, compress: bool | No
     texts: list[tuple[str, str]] = []
     cells: list[dict[str, Any]] = []
     for r, run in enumerate(runs):
+        unstable = unstable_tasks(run)
         for result in run.scenarios:
             row = rows.setdefault(result.key, _row(result, len(runs)))
             element_id = f"d{r}-{len(texts)}"
             row["runs"][r] = _cell(result, element_id, keys)
+            if result.scenario in unstable:
+                row["runs"][r]["mk"] = [*row["runs"][r]["mk"], unstable[result.scenario]]
             cells.append(row["runs"][r])
             folder = run.folders.get(result.key)
             detail = load_details(folder)
@@ -202,6 +206,13 @@ def _payload(runs: list[Run], labels: list[str], base: Path, compress: bool | No
         "signals": page_signals(),
     }
     return index, details
+
+
+def unstable_tasks(run: Run) -> dict[str, str]:
+    """Task -> its marker (``unstable: flip 25%``) for the tasks whose trials disagree (several trials)."""
+    outcomes = uncertainty.headline_outcomes(run.scenarios, [e.name for e in run.errors_without_result])
+    rates = {task: flip_rate(values) for task, values in outcomes.items() if len(values) >= 2}
+    return {task: f"unstable: flip {100 * rate:.0f}%" for task, rate in rates.items() if rate > 0}
 
 
 def _compressed(texts: list[tuple[str, str]], cells: list[dict[str, Any]]) -> list[Detail]:
