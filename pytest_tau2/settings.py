@@ -172,6 +172,40 @@ OPTIONS: tuple[Option, ...] = (
         None,
     ),
     Option("cassette_dir", "Folder of the cassettes (default: cassettes/ under the rootdir).", None, path=True),
+    Option(
+        "ci_level",
+        "Confidence level of the intervals in the summary, all_metrics.json, report.html and JUnit "
+        "(between 0 and 1; docs/statistics.md).",
+        0.95,
+        "float",
+    ),
+    Option(
+        "baseline",
+        "A saved results folder to compare this run with at its end (paired, docs/statistics.md): the verdict "
+        "goes to the summary, baseline_comparison.json and the JUnit suite properties.",
+        None,
+        path=True,
+    ),
+    Option(
+        "fail_on_regression",
+        "With --tau2-baseline: exit non-zero when this run is worse than the baseline with significance at "
+        "--tau2-alpha (a dip within the noise does not fail).",
+        False,
+        "bool",
+    ),
+    Option("alpha", "Significance level of the baseline comparison (default 0.05).", 0.05, "float"),
+    Option(
+        "fail_under",
+        "Exit non-zero when the run's success rate is below RATE (between 0 and 1, e.g. 0.7).",
+        None,
+        "float",
+    ),
+    Option(
+        "fail_under_bound",
+        "What --tau2-fail-under compares with RATE: estimate (the success rate, default) or lower (the lower "
+        "end of its interval: fails unless the rate is surely above RATE).",
+        "estimate",
+    ),
 )
 
 
@@ -211,6 +245,12 @@ class Settings:
     verdict: str = "six-signal"
     record_mode: str | None = None
     cassette_dir: str | None = None
+    ci_level: float = 0.95
+    baseline: str | None = None
+    fail_on_regression: bool = False
+    alpha: float = 0.05
+    fail_under: float | None = None
+    fail_under_bound: str = "estimate"
     extra: dict[str, Any] = field(default_factory=dict)
     """Free-form values for plugins and conftests built on pytest-tau2 (shipped to xdist workers)."""
 
@@ -313,6 +353,14 @@ MINIMUMS: dict[str, float] = {
 CHOICES: dict[str, tuple[str, ...]] = {
     "record_mode": ("none", "once", "new_episodes", "all", "off"),
     "llm_transport": ("auto", "litellm"),
+    "fail_under_bound": ("estimate", "lower"),
+}
+
+# Options that are a share or a level: strictly between 0 and 1 (fail_under: 0 and 1 allowed).
+FRACTIONS: dict[str, tuple[float, float, bool]] = {
+    "ci_level": (0.0, 1.0, False),
+    "alpha": (0.0, 1.0, False),
+    "fail_under": (0.0, 1.0, True),
 }
 
 
@@ -333,6 +381,16 @@ def resolve(cli: dict[str, Any], ini: dict[str, Any], environ: dict[str, str] | 
             raise ValueError(f"{option.flag} (ini {option.ini}) must be a finite number, got {value!r}")
         if minimum is not None and value is not None and value < minimum:
             raise ValueError(f"{option.flag} (ini {option.ini}) must be at least {minimum:g}, got {value!r}")
+        bounds = FRACTIONS.get(option.name)
+        if bounds is not None and value is not None:
+            low, high, inclusive = bounds
+            inside = low <= value <= high if inclusive else low < value < high
+            if not inside:
+                word = "from" if inclusive else "strictly between"
+                raise ValueError(
+                    f"{option.flag} (ini {option.ini}) must be {word} {low:g} {'to' if inclusive else 'and'} "
+                    f"{high:g} (e.g. 0.95 for 95%), got {value!r}"
+                )
         choices = CHOICES.get(option.name)
         if choices is not None and value is not None and value not in choices:
             raise ValueError(f"{option.flag} (ini {option.ini}) must be one of {', '.join(choices)}, got {value!r}")

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_tau2.plugin.keys import item_id
-from pytest_tau2.report import files
+from pytest_tau2.report import files, uncertainty
 from pytest_tau2.report.leaderboard import pass_hat_k_document
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.run_folder import RunFolder
@@ -34,8 +34,14 @@ _WORKER_LINE = re.compile(r"^\[[\w-]+\] .* -- Python ")
 
 
 class RunReport:
-    def __init__(self, results_dir: Path, *, is_worker: bool, folder: RunFolder | None = None) -> None:
+    def __init__(
+        self, results_dir: Path, *, is_worker: bool, folder: RunFolder | None = None, ci_level: float = 0.95
+    ) -> None:
         self.results_dir = results_dir
+        self.ci_level = ci_level
+        """--tau2-ci-level: the level of the summary's and all_metrics.json's intervals."""
+        self.gate_lines: list[str] = []
+        """Lines of the baseline comparison and the gates (plugin/gate.py), appended to the summary."""
         self.is_worker = is_worker
         self.folder = folder
         self.started: dict[str, str] = {}
@@ -143,7 +149,9 @@ class RunReport:
         return metrics, sorted(entries, key=lambda e: e.scenario)
 
     def _text(self, session: pytest.Session, metrics: list[ScenarioRecord], errors: list[ErrorEntry]) -> str:
-        text = render(metrics, errors)
+        text = render(metrics, errors, level=self.ci_level)
+        if self.gate_lines:
+            text += "\n" + "\n".join(self.gate_lines) + "\n"
         done = len(metrics) + len(errors)
         stop = self.interrupted or (str(session.shouldstop) if session.shouldstop else None)
         if stop is None and session.shouldfail:
@@ -170,7 +178,8 @@ class RunReport:
             return
         metrics, errors = self.entries()
         lost = [e.scenario for e in errors]
-        document = RunMetrics.of(metrics, errors, pass_hat_k_document(metrics, lost))
+        intervals = uncertainty.document(metrics, lost, self.ci_level)
+        document = RunMetrics.of(metrics, errors, pass_hat_k_document(metrics, lost), intervals=intervals)
         self.summary_text = self._text(session, metrics, errors)  # the terminal summary prints the same text
         run = RunFiles(self.results_dir, metrics, errors, document, self.summary_text)
         for name, exc in write_views(run):  # a view must never lose the run

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_tau2.plugin import invocation, worker_settings
+from pytest_tau2.plugin.gate import RunGate
 from pytest_tau2.plugin.gc_policy import freeze_at_session_end, session_configured
 from pytest_tau2.plugin.keys import (
     CATALOG_KEY,
@@ -62,9 +63,12 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(exc)) from None
         config.stash[SAVED_KEY] = folder.saved
         config.stash[FOLDER_NOTES_KEY] = folder.notes  # the header shows them
-    config.pluginmanager.register(
-        RunReport(Path(settings.results_dir), is_worker=is_worker(config), folder=folder), "tau2-run-report"
+    report = RunReport(
+        Path(settings.results_dir), is_worker=is_worker(config), folder=folder, ci_level=settings.ci_level
     )
+    config.pluginmanager.register(report, "tau2-run-report")
+    if not is_worker(config):
+        config.pluginmanager.register(RunGate(report, settings), "tau2-run-gate")
     config.pluginmanager.register(ShownText(settings), "tau2-shown-text")  # masked, control characters escaped
     if config.pluginmanager.hasplugin("xdist"):
         from pytest_tau2.plugin.xdist_hooks import XdistHooks

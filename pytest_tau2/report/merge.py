@@ -371,6 +371,11 @@ def _all_metrics(
 
             other[key] = pass_hat_k_document(metrics, [e.scenario for e in errors])
             continue
+        if key == "intervals":  # also over the whole run, at the shards' level
+            from pytest_tau2.report import uncertainty
+
+            other[key] = uncertainty.document(metrics, [e.scenario for e in errors], _level(folders))
+            continue
         values = {json.dumps(f.other.get(key), sort_keys=True, default=str) for f in folders}
         if len(values) == 1:
             other[key] = folders[0].other[key]
@@ -379,10 +384,19 @@ def _all_metrics(
     return RunMetrics.of(metrics, errors, **other), warnings
 
 
+def _level(folders: Sequence[ShardFolder]) -> float:
+    """The confidence level the shards' intervals were computed at (the first one's; default 0.95)."""
+    for folder in folders:
+        block = folder.other.get("intervals")
+        if isinstance(block, dict) and isinstance(block.get("level"), int | float):
+            return float(block["level"])
+    return 0.95
+
+
 def _summary(folders: Sequence[ShardFolder], metrics: list[ScenarioRecord], errors: list[ErrorEntry]) -> str:
     from pytest_tau2.report.summary import render
 
-    text = render(metrics, errors)
+    text = render(metrics, errors, level=_level(folders))
     notes = [f"{f.label}: {f.note}" for f in folders if f.note]
     return "".join(f"{note}\n" for note in notes) + text
 

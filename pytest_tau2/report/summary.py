@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_tau2.report import leaderboard
+from pytest_tau2.report import leaderboard, uncertainty
 from pytest_tau2.report.record import ScenarioRecord, Usage, read_records
 from pytest_tau2.report.run_record import ErrorEntry
 from pytest_tau2.scoring.signals import signal_specs
@@ -118,12 +118,15 @@ def _add_tokens(total: dict[str, dict[str, Any]], usage: Mapping[str, Usage]) ->
 def render(
     metrics: Sequence[ScenarioRecord | Mapping[str, Any]],
     errored: Sequence[str | Mapping[str, Any] | ErrorEntry] | None = None,
+    *,
+    level: float = uncertainty.DEFAULT_LEVEL,
 ) -> str:
     """The text of all_summary.txt (and of the terminal summary).
 
     ``errored`` lists the items that ended without a result (bad data, a broken scenario class,
     a crashed worker): scenario names, or ``errors_without_result`` entries (``{scenario,
     reason}``) whose reasons are shown too. They count as not successful in the headline.
+    ``level`` is the confidence level of the intervals (``--tau2-ci-level``).
     """
     records = read_records(metrics)
     total = summarize(records)
@@ -151,6 +154,9 @@ def render(
     comparable = leaderboard.summary_lines(records, names)  # tau2 reward and pass^k (docs/leaderboard.md)
     if comparable:
         lines += ["", *comparable]
+    intervals = uncertainty.summary_lines(records, names, level)  # docs/statistics.md
+    if intervals:
+        lines += ["", *intervals]
     domains = sorted({m.domain or "?" for m in records})
     if len(domains) > 1:
         lines.append("")
@@ -160,6 +166,7 @@ def render(
             lines.append(f"  {domain}: {_headline(summarize(in_domain))}")
             lost = [name for name in names if name.startswith(f"{domain}__")]
             lines += [f"    {line}" for line in leaderboard.domain_lines(in_domain, lost)]
+            lines += [f"    {line}" for line in uncertainty.scope(in_domain, lost, level).lines()]
     agents = sorted({m.agent for m in records if m.agent})
     users = sorted({m.user for m in records if m.user})
     if agents or users:

@@ -3,7 +3,8 @@
 A *kind* is a name (``--tau2-agent NAME`` / ``--tau2-user NAME``, ``NAME:ARGUMENT`` for kinds
 that take an argument, like ``replay:PATH``) mapped to a :class:`ParticipantKind`: its
 factory, its validation, and how metrics and the run header name it. Built-in agents:
-``oracle`` (offline default), ``litellm``, ``replay:PATH``, ``websocket``; built-in users:
+``oracle`` (offline default), ``litellm``, ``replay:PATH``, ``websocket``, ``null`` (the
+do-nothing baseline); built-in users:
 ``scripted`` (offline default), ``litellm``.
 
 Another package adds a kind with :func:`register_participant_kind` (from its pytest plugin or
@@ -338,6 +339,12 @@ def _oracle(ctx: Context, argument: str | None) -> Participant:
     return OracleAgent(ctx.plan, min_turns=max(ctx.settings.min_agent_turns, 1))
 
 
+def _null(ctx: Context, argument: str | None) -> Participant:
+    from pytest_tau2.conversation.null_agent import NullAgent
+
+    return NullAgent(min_turns=max(ctx.settings.min_agent_turns, 1))
+
+
 def _replay(ctx: Context, argument: str | None) -> Participant:
     if _replayed_actions(ctx.settings, ctx.scenario) is None:
         raise ScenarioNotApplicable(f"{ctx.scenario.name} is not in the replay file {argument}")
@@ -404,6 +411,7 @@ for _kind in (
                     follows_plan=True, validate=_validate_replay),
     ParticipantKind("websocket", "agent", _websocket, "an external bot (--tau2-agent-url)",
                     validate=_validate_websocket, describe=lambda s, _: f"websocket:{mask_url(s.agent_url or '')}"),
+    ParticipantKind("null", "agent", _null, "do-nothing baseline: polite, calls no domain tool, ends the call"),
     ParticipantKind("scripted", "user", _scripted, "follows the gold plan (offline default)"),
     ParticipantKind("litellm", "user", _litellm_user, "any model litellm accepts", model_side="user",
                     describe=lambda s, _: f"litellm:{s.user_model}"),

@@ -22,12 +22,14 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, Template, select_autoescape
 from markupsafe import Markup
 
-from pytest_tau2.report import files
+from pytest_tau2.report import files, null_baseline, uncertainty
 from pytest_tau2.report.atomic import write_text_atomic
+from pytest_tau2.report.compare_runs import CompareError, Comparison, RunSide, compare
 from pytest_tau2.report.html import formatting
 from pytest_tau2.report.html.loader import Run, ScenarioResult, known_fields, load_details, load_run, raw_files
 from pytest_tau2.report.html.overview_charts import overview_charts
-from pytest_tau2.report.html.stats import OUTCOMES, failed_signals, overview, page_signals, signal_keys
+from pytest_tau2.report.html.stats import OUTCOMES, ci_level, failed_signals, overview, page_signals, signal_keys
+from pytest_tau2.stats import flip_rate
 
 COMPRESS_ABOVE = 4_000_000
 """Scenario details above this many bytes of JSON in all are stored gzip-compressed (base64),
@@ -81,6 +83,7 @@ def render_report(runs: list[Run], base: Path, *, compress: bool | None = None) 
     overviews = [overview(run, label) for run, label in zip(runs, labels, strict=True)]
     index, details = _payload(runs, labels, base, compress)
     return template().render(
+        paired=paired_comparisons(runs, labels) if len(runs) > 1 else [],
         title=_title(labels),
         runs=overviews,
         comparison=len(runs) > 1,
@@ -92,6 +95,29 @@ def render_report(runs: list[Run], base: Path, *, compress: bool | None = None) 
         index=Markup(_script_json(index)),
         details=details,
     )
+
+
+@dataclass
+class Paired:
+    """The paired comparison of one run (B) with the first (A), or why it was not made."""
+
+    a: str
+    b: str
+    result: Comparison | None
+    refused: str = ""
+
+
+def paired_comparisons(runs: list[Run], labels: list[str]) -> list[Paired]:
+    """Each run after the first against the first, paired over tasks (report/compare_runs.py)."""
+    first = RunSide(labels[0], list(runs[0].scenarios), [e.name for e in runs[0].errors_without_result])
+    out = []
+    for run, label in zip(runs[1:], labels[1:], strict=True):
+        other = RunSide(label, list(run.scenarios), [e.name for e in run.errors_without_result])
+        try:
+            out.append(Paired(labels[0], label, compare(first, other, level=ci_level(runs[0]))))
+        except CompareError as exc:
+            out.append(Paired(labels[0], label, None, str(exc)))
+    return out
 
 
 @functools.cache
@@ -142,10 +168,13 @@ def _payload(runs: list[Run], labels: list[str], base: Path, compress: bool | No
     texts: list[tuple[str, str]] = []
     cells: list[dict[str, Any]] = []
     for r, run in enumerate(runs):
+        unstable = unstable_tasks(run)
         for result in run.scenarios:
             row = rows.setdefault(result.key, _row(result, len(runs)))
             element_id = f"d{r}-{len(texts)}"
             row["runs"][r] = _cell(result, element_id, keys)
+            if result.scenario in unstable:
+                row["runs"][r]["mk"] = [*row["runs"][r]["mk"], unstable[result.scenario]]
             cells.append(row["runs"][r])
             folder = run.folders.get(result.key)
             detail = load_details(folder)
@@ -172,6 +201,13 @@ def _payload(runs: list[Run], labels: list[str], base: Path, compress: bool | No
         "signals": page_signals(),
     }
     return index, details
+
+
+def unstable_tasks(run: Run) -> dict[str, str]:
+    """Task -> its marker (``unstable: flip 25%``) for the tasks whose trials disagree (several trials)."""
+    outcomes = uncertainty.headline_outcomes(run.scenarios, [e.name for e in run.errors_without_result])
+    rates = {task: flip_rate(values) for task, values in outcomes.items() if len(values) >= 2}
+    return {task: f"unstable: flip {100 * rate:.0f}%" for task, rate in rates.items() if rate > 0}
 
 
 def _compressed(texts: list[tuple[str, str]], cells: list[dict[str, Any]]) -> list[Detail]:
@@ -217,7 +253,7 @@ def _cell(result: ScenarioResult, element_id: str, keys: dict[str, str]) -> dict
         "cost": result.cost_usd,
         "tok": result.total_tokens,
         "rw": result.signal("tau2_reward"),
-        "mk": result.markers,
+        "mk": [*result.markers, null_baseline.MARK] if null_baseline.passes_without_work(result) else result.markers,
         "err": (result.infrastructure_error or "")[:300],
         "d": element_id,
     }

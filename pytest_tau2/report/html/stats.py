@@ -19,6 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_tau2.report import null_baseline, uncertainty
 from pytest_tau2.report.html.loader import Run, ScenarioResult
 from pytest_tau2.report.html.passk import Curve, pass_k_curves
 from pytest_tau2.scoring.signals import SignalSpec, signal_specs
@@ -97,6 +98,11 @@ class Overview:
     markers: dict[str, int]
     extra: dict[str, Any] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
+    intervals: uncertainty.ScopeUncertainty | None = None
+    """The run's intervals and noise floor (report/uncertainty.py), at the run's --tau2-ci-level."""
+    domain_intervals: dict[str, uncertainty.ScopeUncertainty] = field(default_factory=dict)
+    free_tasks: list[str] = field(default_factory=list)
+    """Tasks of the run that a do-nothing agent passes (report/null_baseline.py)."""
 
     @property
     def pass_k_ks(self) -> list[int]:
@@ -142,6 +148,8 @@ def overview(run: Run, label: str) -> Overview:
         )
     signals, informational = _signal_rates(results)
     curves, source, notes = pass_k_curves(run)
+    level = ci_level(run)
+    errored = [e.name for e in run.errors_without_result]
     return Overview(
         label=label,
         scenarios=len(results) + len(run.errors_without_result),
@@ -174,7 +182,17 @@ def overview(run: Run, label: str) -> Overview:
         },
         extra=run.extra,
         info=run.info,
+        intervals=uncertainty.scope(results, errored, level),
+        domain_intervals=uncertainty.by_domain(results, errored, level) if len(domains) > 1 else {},
+        free_tasks=null_baseline.free_tasks(results),
     )
+
+
+def ci_level(run: Run) -> float:
+    """The level the run's intervals were written at (all_metrics.json's ``intervals``), else 0.95."""
+    block = run.extra.get("intervals")
+    level = block.get("level") if isinstance(block, dict) else None
+    return float(level) if isinstance(level, int | float) and 0 < level < 1 else uncertainty.DEFAULT_LEVEL
 
 
 def _grouped_errors(results: list[ScenarioResult]) -> list[tuple[str, list[str]]]:
