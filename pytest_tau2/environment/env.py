@@ -70,7 +70,7 @@ class Environment:
         tool = self._by_name.get(name)
         if tool is None:
             return self._error(f"Tool '{name}' not found.")
-        parsed = _parse_arguments(arguments)
+        parsed = parse_arguments(arguments)
         if isinstance(parsed, str):
             return self._error(f"arguments for '{name}' are not valid JSON: {parsed}")
         if tool.check_argument_types:
@@ -97,7 +97,7 @@ class Environment:
         return ToolResult(f"Error: {message}", True)
 
 
-def _parse_arguments(arguments: Mapping[str, JSONValue] | str | None) -> JSONObject | str:
+def parse_arguments(arguments: Mapping[str, JSONValue] | str | None) -> JSONObject | str:
     """The arguments as a dict, or a string describing why they could not be parsed."""
     if arguments is None or arguments == "":
         return {}

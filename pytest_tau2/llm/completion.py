@@ -13,6 +13,7 @@ the call is unpriced, since its price would be made from that count.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -84,7 +85,7 @@ def from_litellm(response: Any, default_model: str, price: Callable[[], float | 
         text=getattr(message, "content", None),
         tool_calls=[
             ToolCallRequest(
-                id=_call_id(call.id),
+                id=_litellm_call_id(call.id),
                 name=str(call.function.name),
                 arguments=call.function.arguments if call.function.arguments is not None else "",
             )
@@ -97,6 +98,17 @@ def from_litellm(response: Any, default_model: str, price: Callable[[], float | 
         raw=_dump(response),
         unknown_usage=unknown,
     )
+
+
+_UUID4 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+
+
+def _litellm_call_id(value: object) -> str:
+    """The id the provider sent, as litellm hands it on: litellm makes up a random uuid4 for a call
+    that came without one, which would make the conversation differ on every run (and miss its
+    cassette); such an id is read as none (the conversation gives the call its own)."""
+    text = _call_id(value)
+    return "" if _UUID4.match(text) else text
 
 
 def _call_id(value: object) -> str:
