@@ -124,3 +124,32 @@ def test_a_transcript_that_holds_argument_strings_reads_the_same(
     assert "Order not found" in page.page.locator("#panel-body #conversation .call").nth(1).inner_text()
     assert page.page.locator("#panel-body #conversation .call.error").count() == 2
     assert page.errors == []
+
+
+@pytest.fixture(scope="module")
+def reward_run(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Path:
+    """A run under --tau2-verdict tau2-reward whose agent (through the wire path) never makes the return."""
+    from tests.e2e.llm_scripts import AgentScript
+
+    models = ScriptedModels()
+    steps = [s for s in models.gold_steps(TASK) if "return_delivered_order_items" not in str(s.tool_calls)]
+    models.agent[TASK] = AgentScript(steps, closing=models.gold_closing(TASK))
+    tmp = tmp_path_factory.mktemp("reward-run")
+    with FakeOpenAIServer() as server:
+        models.install(server)
+        run = run_pytest([node(SCENARIO), *model_options(server), "--tau2-verdict", "tau2-reward"], tmp)
+    assert run.outcome_line(SCENARIO) == "FAILED", run.stdout[-3000:]
+    return run.results_dir
+
+
+def test_the_tau2_reward_check_shows_the_db_diff_as_db_state_match_does(reward_run: Path, open_report: Any) -> None:
+    page = open_report(reward_run / "report.html", f"#s={SCENARIO}")
+    page.page.wait_for_selector('#panel-body [data-check="tau2_reward"]')
+    reward = page.page.locator('#panel-body [data-check="tau2_reward"] .diff-line.mono')
+    db = page.page.locator('#panel-body [data-check="db_state_match"] .diff-line.mono')
+    assert reward.count() == db.count() == 3
+    assert reward.all_inner_texts() == db.all_inner_texts()
+    status = reward.filter(has_text="['status']")
+    assert status.locator(".diff-exp").inner_text() == "'return requested'"
+    assert status.locator(".diff-act").inner_text() == "'delivered'"
+    assert page.errors == []

@@ -338,7 +338,9 @@
       const icon = c.passed === true ? '<span class="icon pass">✓</span>' : c.passed === false ? '<span class="icon fail">✗</span>' : '<span class="icon skip">–</span>';
       const role = gating.has(c.signal) ? '<span class="tag">gating</span>' : '<span class="tag">informational</span>';
       let body = "";
-      if (c.message) body += `<div class="evidence">${c.signal === "db_state_match" ? diff(c.message) : `<pre>${esc(c.message)}</pre>`}</div>`;
+      // the DB diff, also where tau2's reward quotes it (its DB component under --tau2-verdict tau2-reward)
+      const diffs = c.signal === "db_state_match" || (c.signal === "tau2_reward" && c.message.includes("\ndiff (expected -> actual):"));
+      if (c.message) body += `<div class="evidence">${diffs ? diff(c.message) : `<pre>${esc(c.message)}</pre>`}</div>`;
       const index = /\[(\d+)/.exec(c.id);
       if (c.signal === "db_state_assertion" && index && preds[+index[1]]) body += predicateTable([preds[+index[1]]]);
       if (c.signal === "nl_assertion" && index && nls[+index[1]]) body += nlTable([nls[+index[1]]]);
