@@ -105,3 +105,22 @@ def test_arguments_are_stored_parsed_and_a_cut_off_string_is_kept_and_flagged(
     assert [c["arguments"] for c in bad] == [BAD_ARGUMENTS]
     assert "not valid JSON" in bad[0]["invalid_arguments"] or "Expecting" in bad[0]["invalid_arguments"]
     assert all("invalid_arguments" not in c for c in parsed)
+
+
+@pytest.mark.parametrize("transport", ["auto", "litellm"])
+def test_a_recording_of_such_calls_replays_with_no_model(tmp_path: Path, transport: str) -> None:
+    """The ids given to calls without one or with a used one are the same on every run, so the
+    requests that carry them match their recording, and the replay's transcript is the recording's."""
+    models = ScriptedModels()
+    models.agent[TASK] = realistic_agent_script(models, TASK)
+    cassettes = f"--tau2-cassette-dir={tmp_path / 'cassettes'}"
+    with FakeOpenAIServer() as server:
+        models.install(server)
+        options = [node(SCENARIO), *model_options(server), "--tau2-llm-transport", transport]
+        recorded = run_pytest([*options, "--tau2-record-mode", "all", cassettes], tmp_path / "record")
+    assert recorded.returncode == 0, recorded.stdout[-3000:]
+    replayed = run_pytest([*options, "--tau2-record-mode", "none", cassettes], tmp_path / "replay")  # server gone
+    assert replayed.returncode == 0, replayed.stdout[-3000:]
+    metrics = replayed.metrics(SCENARIO)
+    assert metrics["recording"]["recorded_calls"] == 0 and metrics["recording"]["replayed_calls"] > 0
+    assert replayed.transcript(SCENARIO) == recorded.transcript(SCENARIO)
