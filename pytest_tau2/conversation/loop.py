@@ -184,8 +184,9 @@ class Conversation:
         entry: JSONObject = {"id": call.id, "name": call.name, "arguments": _arguments_entry(call.arguments)}
         if call.id_generated or call.id in self._call_ids:
             fresh = base = f"tau2_call_{len(self.transcript)}_{position}"
-            while fresh in self._call_ids:
-                fresh = f"{base}_{len(self._call_ids)}"
+            suffix = 1
+            while fresh in self._call_ids:  # a model that itself sends ids of this shape
+                fresh, suffix = f"{base}_{suffix}", suffix + 1
             if call.id_generated:
                 entry["id_generated"] = True
             else:
