@@ -94,7 +94,8 @@ class Tau2Reward:
         return {
             "reward_basis": list(self.basis),
             "not_evaluated": self.not_evaluated,
-            "reasons": dict(self.reasons),
+            # first lines only: the DB component's diff is in the check's message (and DB_STATE_MATCH's)
+            "reasons": {name: reason.split("\n", 1)[0].removesuffix(":") for name, reason in self.reasons.items()},
             "terminated_early": self.terminated_early,
             "communicate_checks": [c.to_dict() for c in self.communicate_checks],
         }
