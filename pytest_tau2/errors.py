@@ -53,3 +53,10 @@ class SettingsError(Tau2Error, ValueError):
 
 class ScenarioNotApplicable(Tau2Error):
     """This run cannot evaluate this scenario (e.g. it is not in the replay file): the item is skipped."""
+
+
+class UnknownUsageWarning(UserWarning):
+    """A model reported a ``usage`` count that is not a token count (negative, a string, ...).
+
+    The completion is kept; the count is recorded as unknown (``token_usage.<side>.unknown_usage``).
+    """

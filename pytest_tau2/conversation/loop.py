@@ -17,6 +17,13 @@ this conversation's deadline nor the others of the process; one still running wh
 ``max_duration`` passes is named in the ``timeout``'s error.
 
 Only ``exit`` and ``transfer`` (the agent's own exit) count as a clean exit.
+
+The transcript holds each tool call's arguments as a JSON object, parsed from the string a model
+sends; a string that is not a JSON object is kept as sent, with ``invalid_arguments`` saying why
+(the tool refused the call the same way). The participants' own views keep the string exactly as
+the model sent it. Every call has its own id in the conversation: a call without one gets
+``tau2_call_<turn>_<n>`` (``id_generated``), a call whose id an earlier call already has gets one
+too (``sent_id`` keeps the model's); those ids are the ones sent back to the model.
 """
 
 from __future__ import annotations
@@ -29,8 +36,8 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from pytest_tau2.conversation.protocol import Participant, Reply, ToolCall, has_stop_token
-from pytest_tau2.environment.env import Environment
-from pytest_tau2.environment.jsontypes import JSONObject
+from pytest_tau2.environment.env import Environment, parse_arguments
+from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.errors import InfrastructureError
 
 _TOOL_THREADS: list[ThreadPoolExecutor] = []
@@ -123,6 +130,7 @@ class Conversation:
 
     def __post_init__(self) -> None:
         self.transcript: list[JSONObject] = []
+        self._call_ids: set[str] = set()
         self.agent_turns = 0
         self.agent_steps = 0
         self.user_steps = 0
@@ -224,15 +232,31 @@ class Conversation:
         if side is self._agent and text:
             self.agent_turns += 1
         role = "assistant" if side is self._agent else "user"
-        entry: JSONObject = {
-            "role": role,
-            "content": text,
-            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
-        }
+        entries: list[JSONValue] = [self._own_id(call, position) for position, call in enumerate(calls)]
+        entry: JSONObject = {"role": role, "content": text, "tool_calls": entries}
         if note:
             entry["content_note"] = note
         self._append(entry)
         side.view.append({"role": "assistant", "content": text, "tool_calls": [c.to_openai() for c in calls]})
+
+    def _own_id(self, call: ToolCall, position: int) -> JSONObject:
+        """The call's transcript entry; a call without an id, or with one already used, gets its own."""
+        entry: JSONObject = {"id": call.id, "name": call.name, "arguments": _arguments_entry(call.arguments)}
+        if call.id_generated or call.id in self._call_ids:
+            fresh = base = f"tau2_call_{len(self.transcript)}_{position}"
+            suffix = 1
+            while fresh in self._call_ids:  # a model that itself sends ids of this shape
+                fresh, suffix = f"{base}_{suffix}", suffix + 1
+            if call.id_generated:
+                entry["id_generated"] = True
+            else:
+                entry["sent_id"] = call.id
+            call.id = entry["id"] = fresh
+            call.id_generated = False
+        self._call_ids.add(call.id)
+        if isinstance(entry["arguments"], str):
+            entry["invalid_arguments"] = str(parse_arguments(call.arguments))
+        return entry
 
     async def _run_tools(self, side: _Side, calls: list[ToolCall]) -> str | None:
         ending: str | None = None
@@ -320,3 +344,11 @@ class Conversation:
     def _append(self, entry: JSONObject) -> None:
         entry["turn_idx"] = len(self.transcript)
         self.transcript.append(entry)
+
+
+def _arguments_entry(arguments: JSONObject | str) -> JSONObject | str:
+    """A call's arguments as the transcript keeps them: parsed when they are a JSON object's text."""
+    if not isinstance(arguments, str):
+        return arguments
+    parsed = parse_arguments(arguments)
+    return parsed if isinstance(parsed, dict) else arguments

@@ -29,15 +29,22 @@ _ids = itertools.count(1)
 
 @dataclass
 class ToolCall:
-    """One requested call. ``arguments`` may be a raw JSON string exactly as a model sent it."""
+    """One requested call. ``arguments`` may be a raw JSON string exactly as a model sent it.
+
+    A call made without an ``id`` gets one (``id_generated``); the conversation loop then gives
+    it one of its own, unique and the same on every run of the conversation, as it does to a
+    call whose id an earlier call already has (models that send none, or ``call_0`` each time).
+    """
 
     name: str
     arguments: JSONObject | str = field(default_factory=dict)
     id: str = ""
+    id_generated: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.id:
             self.id = f"call_{next(_ids)}"
+            self.id_generated = True
 
     def arguments_json(self) -> str:
         return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)

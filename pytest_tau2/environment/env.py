@@ -71,7 +71,7 @@ class Environment:
         tool = self._by_name.get(name)
         if tool is None:
             return self._error(f"Tool '{name}' not found.")
-        parsed = _parse_arguments(arguments)
+        parsed = parse_arguments(arguments)
         if parsed is _TOO_DEEP:
             return self._error(f"{_TOO_DEEP} for '{name}'")
         if isinstance(parsed, str):
@@ -149,7 +149,7 @@ a model sending hundreds would break every recursive walk after it (copying, sch
 writing the transcript), so such a call is refused as a tool error the model sees."""
 
 
-def _parse_arguments(arguments: Mapping[str, JSONValue] | str | None) -> JSONObject | str:
+def parse_arguments(arguments: Mapping[str, JSONValue] | str | None) -> JSONObject | str:
     """The arguments as a dict, or a string describing why they could not be parsed."""
     if arguments is None or arguments == "":
         return {}

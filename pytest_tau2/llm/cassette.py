@@ -139,7 +139,8 @@ def _reply_data(completion: Completion) -> dict[str, Any]:
     if completion.tool_calls:
         reply["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in completion.tool_calls]
     reply["model"] = completion.model
-    reply["usage"] = {"prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens}
+    counts = {"prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens}
+    reply["usage"] = {name: None if name in completion.unknown_usage else n for name, n in counts.items()}
     reply["cost_usd"] = completion.cost
     if completion.note:
         reply["note"] = completion.note
@@ -155,13 +156,14 @@ def _completion(reply: Mapping[str, Any]) -> Completion:
             ToolCallRequest(id=str(c["id"]), name=str(c["name"]), arguments=str(c["arguments"]))
             for c in reply.get("tool_calls") or []
         ],
-        prompt_tokens=int(usage.get("prompt_tokens", 0)),
-        completion_tokens=int(usage.get("completion_tokens", 0)),
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
         cost=None if cost is None else float(cost),
         model=str(reply.get("model") or ""),
         raw={},
         replayed=True,
         note=reply.get("note"),
+        unknown_usage={name: None for name in ("prompt_tokens", "completion_tokens") if usage.get(name, 0) is None},
     )
 
 

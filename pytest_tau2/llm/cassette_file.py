@@ -300,8 +300,9 @@ def _check_reply(reply: Mapping[str, Any]) -> None:
     if usage is not None and not isinstance(usage, Mapping):
         raise TypeError(f"reply 'usage' must be a mapping of token counts, found {type(usage).__name__}")
     for name, count in (usage or {}).items():
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ValueError(f"reply usage {name!r} must be a whole number of tokens, found {count!r}")
+        # null: the provider sent a count that was not one (recorded as unknown, docs/recording.md)
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
+            raise ValueError(f"reply usage {name!r} must be a whole number of tokens or null, found {count!r}")
     cost = reply.get("cost_usd")
     if cost is not None and (
         isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost < float("inf")

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import warnings
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from pytest_tau2.errors import InfrastructureError
+from pytest_tau2.errors import InfrastructureError, UnknownUsageWarning
 from pytest_tau2.llm import openai_wire
 from pytest_tau2.llm.completion import Completion, ToolCallRequest
 from pytest_tau2.llm.config import ModelConfig, RetryPolicy
@@ -152,12 +153,27 @@ async def acomplete(
             await asyncio.sleep(retry_delay(call.policy, attempt, exc))
             continue
         STREAKS.succeeded(config)
+        if completion.unknown_usage:
+            _warn_unknown_usage(config, side, completion)
         if usage is not None:
             usage.record(side, completion)
         for observe in call.on_success:
             observe(completion)
         return completion
     raise AssertionError("unreachable: the retry loop always returns or raises")
+
+
+def _warn_unknown_usage(config: ModelConfig, side: str, completion: Completion) -> None:
+    """One warning per usage field that is not a token count: the reply is kept, the count unknown."""
+    for name, value in completion.unknown_usage.items():
+        field = name if name == "usage" else f"usage.{name}"
+        warnings.warn(
+            UnknownUsageWarning(
+                f"model {config.model!r} ({side}) reported {field} = {value!r}, not a token count: the reply is "
+                f"kept, its {name} recorded as unknown (token_usage.{side}.unknown_usage) and the call unpriced"
+            ),
+            stacklevel=3,
+        )
 
 
 def _route(call: Call) -> tuple[Transport, Send]:

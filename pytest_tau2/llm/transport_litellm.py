@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from pytest_tau2.llm import openai_wire
-from pytest_tau2.llm.completion import Completion, from_litellm
+from pytest_tau2.llm.completion import Completion, from_litellm, from_wire, token_counts
 from pytest_tau2.llm.config import ModelConfig, RetryPolicy
 from pytest_tau2.llm.pricing import cost_of_response
 from pytest_tau2.llm.secrets import SecretDict
@@ -64,7 +64,13 @@ class LitellmTransport:
         kwargs = _call_kwargs(config, call.messages, call.tools, call.policy, call.response_format)
 
         async def send() -> Completion:
-            response = await _call_once(litellm, kwargs)
+            try:
+                response = await _call_once(litellm, kwargs)
+            except Exception as exc:
+                body = _reply_rejected_for_its_usage(exc)
+                if body is None:
+                    raise
+                return from_wire(body, config.model, lambda: None)  # unpriced: its usage is not a count
             return from_litellm(response, config.model, lambda: cost_of_response(litellm, config, response))
 
         return send
@@ -139,3 +145,42 @@ def _find_internal_sub_call() -> Callable[[], AbstractContextManager[object]] | 
 
 
 _internal_sub_call: Callable[[], AbstractContextManager[object]] | None = None
+
+
+def _reply_rejected_for_its_usage(exc: BaseException) -> dict[str, Any] | None:
+    """The reply body litellm refused only because a ``usage`` count is not a number, else None.
+
+    litellm validates ``usage`` while it converts a reply (``litellm.Usage(**usage)``) and turns a
+    count such as ``"many"`` into an "Invalid response object" error: a usable completion lost
+    over its accounting. The reply it was converting is the ``response_object`` of its
+    ``convert_to_model_response_object`` frame, which the error's traceback still holds; a reply
+    whose usage is the only problem is kept (:mod:`pytest_tau2.llm.completion`). Any other error,
+    or a litellm that converts elsewhere, is left as it was.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        tb = current.__traceback__
+        while tb is not None:
+            frame = tb.tb_frame
+            if frame.f_code.co_name == "convert_to_model_response_object":
+                body = frame.f_locals.get("response_object")
+                if isinstance(body, dict) and _usage_unusable(body.get("usage")):
+                    return body
+                return None
+            tb = tb.tb_next
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _usage_unusable(usage: object) -> bool:
+    if usage is None:
+        return False
+    if not isinstance(usage, dict):
+        return True
+    return bool(token_counts(usage)[1]) or any(
+        isinstance(v, (str, bool)) or (isinstance(v, float) and not v.is_integer())
+        for k, v in usage.items()
+        if k.endswith("_tokens")
+    )

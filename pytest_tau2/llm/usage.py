@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -31,30 +31,52 @@ class SideUsage:
     completion_tokens: int = 0
     cost: float | None = 0.0
     replayed_calls: int = 0
+    unknown_usage: dict[str, int] = field(default_factory=dict)
+    """By usage field (``prompt_tokens``...): how many calls reported no usable count for it (not
+    summed: the totals leave those calls out)."""
 
     @property
     def total_tokens(self) -> int:
         """Prompt plus completion tokens."""
         return self.prompt_tokens + self.completion_tokens
 
-    def add(self, calls: int, prompt: int, completion: int, cost: float | None, replayed: int = 0) -> None:
-        """Add one or more calls' worth of usage (``replayed`` of them from a cassette)."""
+    def add(
+        self,
+        calls: int,
+        prompt: int,
+        completion: int,
+        cost: float | None,
+        replayed: int = 0,
+        unknown: Mapping[str, int] | None = None,
+    ) -> None:
+        """Add one or more calls' worth of usage (``replayed`` of them from a cassette; ``unknown``:
+        calls without a usable count, by field)."""
         self.calls += calls
         self.prompt_tokens += prompt
         self.completion_tokens += completion
         self.cost = None if self.cost is None or cost is None else self.cost + cost
         self.replayed_calls += replayed
+        for name, n in (unknown or {}).items():
+            self.unknown_usage[name] = self.unknown_usage.get(name, 0) + n
 
     def copy(self) -> SideUsage:
-        return SideUsage(self.calls, self.prompt_tokens, self.completion_tokens, self.cost, self.replayed_calls)
+        return SideUsage(
+            self.calls,
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.cost,
+            self.replayed_calls,
+            dict(self.unknown_usage),
+        )
 
-    def to_dict(self) -> dict[str, int | float | None]:
+    def to_dict(self) -> dict[str, int | float | dict[str, int] | None]:
         """``{calls, prompt_tokens, completion_tokens, total_tokens, cost_usd}``.
 
         ``replayed_calls`` is added when some calls were replayed from a cassette, so a free
-        rerun is never mistaken for spend.
+        rerun is never mistaken for spend; ``unknown_usage`` when some calls reported a count
+        that is not one, so a sum that leaves them out is never mistaken for the whole.
         """
-        out: dict[str, int | float | None] = {
+        out: dict[str, int | float | dict[str, int] | None] = {
             "calls": self.calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -63,6 +85,8 @@ class SideUsage:
         }
         if self.replayed_calls:
             out["replayed_calls"] = self.replayed_calls
+        if self.unknown_usage:
+            out["unknown_usage"] = dict(sorted(self.unknown_usage.items()))
         return out
 
 
@@ -82,6 +106,7 @@ class UsageMeter:
                 completion.completion_tokens,
                 completion.cost,
                 1 if completion.replayed else 0,
+                dict.fromkeys(completion.unknown_usage, 1),
             )
 
     def side(self, side: str) -> SideUsage:
@@ -99,10 +124,11 @@ class UsageMeter:
                     usage.completion_tokens,
                     usage.cost,
                     usage.replayed_calls,
+                    usage.unknown_usage,
                 )
         return self
 
-    def to_dict(self) -> dict[str, dict[str, int | float | None]]:
+    def to_dict(self) -> dict[str, dict[str, int | float | dict[str, int] | None]]:
         """``{side: {calls, prompt_tokens, completion_tokens, total_tokens, cost_usd}}``.
 
         The standard sides are always present; other sides appear once used.
@@ -122,6 +148,7 @@ class UsageMeter:
                 int(values.get("completion_tokens", 0)),
                 values.get("cost_usd"),
                 int(values.get("replayed_calls", 0)),
+                {str(k): int(v) for k, v in (values.get("unknown_usage") or {}).items()},
             )
         return meter
 

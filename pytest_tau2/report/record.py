@@ -122,7 +122,12 @@ class Usage(Part):
         "are the recorded call's, not new spend.",
         json_schema_extra={"minimum": 0},
     )
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("replayed_calls",)
+    unknown_usage: dict[str, int] = Field(
+        default_factory=dict,
+        description="Present when some calls reported a usage count that is not a token count (negative, a "
+        "string...): by field, how many; the token sums leave those counts out.",
+    )
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("replayed_calls", "unknown_usage")
     """Fields the writer leaves out when they are zero (not required by the schema)."""
 
 

@@ -41,11 +41,18 @@ class ScenarioOutcome:
     recorded_actions: list[dict[str, Any]]
     judge: JudgeOutcome | None
     duration_s: float
+    judge_error: BaseException | None = None
+    """Why the judge could not grade (its ``judge.error`` says the same); the conversation is untouched."""
     evidence: dict[str, Any] = field(default_factory=dict)
     """Per-item verdicts by metrics.json field (``db_state_assertion_verdicts``, ...), and the
     further fields of signals that add some (``tau2_reward_breakdown``, ...)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """``initialization`` (applied actions with results) and, for a remote agent, ``remote``."""
+
+    @property
+    def infrastructure_error(self) -> BaseException | None:
+        """The item's infrastructure error: the conversation's, else the judge's."""
+        return self.conversation.error or self.judge_error
 
     @property
     def is_successful(self) -> bool | str:

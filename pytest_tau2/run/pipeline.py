@@ -2,8 +2,10 @@
 
 The pytest adapter (plugin/), the prefetcher and any script call :func:`run_scenario`; the
 agent may run in process or behind a WebSocket (its :class:`~pytest_tau2.run.agent_side.AgentSide`
-differs, nothing else does). Infrastructure failures surface in ``outcome.conversation.error``
-with ``stop_reason == "error"``.
+differs, nothing else does). Infrastructure failures of the conversation surface in
+``outcome.conversation.error`` with ``stop_reason == "error"``; a judge that could not grade in
+``outcome.judge_error`` (and ``outcome.judge.error``), beside a conversation that keeps its own
+stop reason and CLEAN_EXIT: :attr:`ScenarioOutcome.infrastructure_error` is either.
 """
 
 from __future__ import annotations
@@ -89,13 +91,22 @@ async def run_scenario(
         await side.close()
 
     judge_outcome = None
+    judge_error: InfrastructureError | None = None
     if judge is not None and scenario.nl_assertions and result.error is None:
         try:
             judge_outcome = await judge.judge(scenario.nl_assertions, result.transcript)
         except InfrastructureError as exc:
             # The judge could not grade (down, credentials, unreadable reply): the item's
-            # infrastructure error, never a failed NL assertion of the agent.
-            result = replace(result, stop_reason="error", error=exc)
+            # infrastructure error, never a failed NL assertion of the agent. The conversation
+            # keeps its own stop reason; what the judge was sent and answered is kept.
+            judge_error = exc
+            judge_outcome = JudgeOutcome(
+                verdicts=[],
+                judge_input=list(getattr(exc, "judge_input", None) or []),
+                raw_reply=getattr(exc, "raw_reply", None),
+                error=str(exc),
+                model=getattr(exc, "model", None),
+            )
     signals, checks, evidence = score(
         ScoringInput(
             scenario=scenario,
@@ -122,6 +133,7 @@ async def run_scenario(
         tool_errors=final.tool_errors,
         recorded_actions=final.actions,
         judge=judge_outcome,
+        judge_error=judge_error,
         duration_s=time.perf_counter() - start,
         evidence=evidence,
         extra=extra,

@@ -162,7 +162,7 @@ class Trial:
         """Metrics and file texts of one outcome. No pytest in it: the prefetcher builds it on its
         loop thread as each conversation ends (the item's thread then has little left to do)."""
         ctx = self.context
-        infra = outcome.conversation.error
+        infra = outcome.infrastructure_error
         infra_text = ctx.redact(str(infra)) if infra is not None else None
         recording = ctx.save_cassette()
         metrics = build_record(

@@ -111,6 +111,11 @@ def _nl_assertions(inp: ScoringInput) -> SignalResult:
         return SignalResult(
             None, [Check(f"nl_assertion[{i}]", signal, None, f"{reason}: {text}") for i, text in enumerate(assertions)]
         )
+    if judge.error is not None:
+        reason = f"not judged: {judge.error.splitlines()[0] if judge.error else 'the judge failed'}"
+        return SignalResult(
+            None, [Check(f"nl_assertion[{i}]", signal, None, f"{reason}\n{text}") for i, text in enumerate(assertions)]
+        )
     checks = []
     for verdict in judge.verdicts:
         ok = verdict["passed"] is True

@@ -6,11 +6,16 @@ one ``{index, assertion, passed, reason}`` per assertion, in order.
 
 A judge that cannot grade is never the agent's fault: a failed call (5xx or timeouts after
 every retry, rejected credentials, a malformed provider reply) and a reply that does not give
-a readable verdict for every assertion (empty, not JSON, no verdicts list, a missing verdict,
-a non-boolean ``passed``) raise :class:`~pytest_tau2.errors.InfrastructureError` naming the
-problem, so the item is an infrastructure error rather than a failed NL assertion; rejected
-credentials are ``fatal`` (the run stops). A failed call is retried on its own by the LLM
-client, never by re-running the conversation.
+one readable verdict for every assertion (empty, not JSON, no verdicts list, a missing verdict,
+a non-boolean ``passed``, an entry that is not an object or whose index is out of range) or
+that contradicts itself (two different verdicts for one index; entries without ``index`` that
+do not number exactly one per assertion, or mixed with indexed ones, so that a stray entry
+would shift every verdict onto the wrong assertion) raise :class:`JudgeError` (an
+:class:`~pytest_tau2.errors.InfrastructureError`) naming the problem, so the item is an
+infrastructure error rather than a failed NL assertion; rejected credentials are ``fatal``
+(the run stops). The error carries the judge's input and raw reply, so the pipeline saves them
+(judge_result.json) and leaves the conversation's own outcome as it was. A failed call is
+retried on its own by the LLM client, never by re-running the conversation.
 """
 
 from __future__ import annotations
@@ -83,25 +88,17 @@ def _read(assertions: list[str], reply: str | None) -> tuple[list[JSONObject], l
     by_index: dict[int, JSONObject] = {}
     notes: list[str] = []
     if parsed is not None:
-        for position, entry in enumerate(parsed):
-            if not isinstance(entry, dict):
-                notes.append(f"entry {position} is not an object")
-                continue
-            index = _as_index(entry.get("index", position))
-            if index is None or not 0 <= index < len(assertions):
-                notes.append(f"entry {position} has index {entry.get('index')!r} outside 0..{len(assertions) - 1}")
-                continue
-            by_index.setdefault(index, entry)
+        by_index, notes = _entries(parsed, len(assertions))
     verdicts: list[JSONObject] = []
     problems = [problem] if problem is not None else []
+    problems += notes
     for index, text in enumerate(assertions):
         entry = by_index.get(index)
         missing = None
         if problem is not None:
             missing = problem
         elif entry is None:
-            extra = f" ({'; '.join(notes)})" if notes else ""
-            missing = f"the judge gave no verdict for assertion {index}{extra}"
+            missing = f"the judge gave no verdict for assertion {index}"
         elif not isinstance(entry.get("passed"), bool):
             missing = f"the judge's 'passed' for assertion {index} is not a boolean: {entry.get('passed')!r}"
         if missing is None and entry is not None:
@@ -113,6 +110,44 @@ def _read(assertions: list[str], reply: str | None) -> tuple[list[JSONObject], l
             verdict = (False, missing)
         verdicts.append({"index": index, "assertion": text, "passed": verdict[0], "reason": verdict[1]})
     return verdicts, problems
+
+
+def _entries(parsed: list[JSONValue], count: int) -> tuple[dict[int, JSONObject], list[str]]:
+    """The reply's entries by assertion index, and what makes the reply unreadable or contradictory."""
+    problems: list[str] = []
+    objects = [(position, entry) for position, entry in enumerate(parsed) if isinstance(entry, dict)]
+    problems += [f"entry {p} is not an object: {e!r}" for p, e in enumerate(parsed) if not isinstance(e, dict)]
+    unindexed = [p for p, entry in objects if "index" not in entry]
+    if unindexed and len(unindexed) < len(objects):
+        problems.append(
+            f"entries {_positions(unindexed)} have no 'index' while the others have one: "
+            "cannot tell which assertion they grade"
+        )
+    elif unindexed and len(parsed) != count:
+        problems.append(
+            f"{len(parsed)} entries without 'index' for {count} assertion{'s' if count != 1 else ''}: "
+            "cannot tell which verdict grades which assertion"
+        )
+    by_index: dict[int, JSONObject] = {}
+    first_at: dict[int, int] = {}
+    for position, entry in objects:
+        index = _as_index(entry["index"]) if "index" in entry else position
+        if index is None or not 0 <= index < count:
+            problems.append(f"entry {position} has index {entry.get('index')!r} outside 0..{count - 1}")
+            continue
+        if index in by_index:
+            if by_index[index].get("passed") != entry.get("passed"):
+                problems.append(
+                    f"entries {first_at[index]} and {position} give contradicting verdicts for assertion {index} "
+                    f"(passed {by_index[index].get('passed')!r} and {entry.get('passed')!r})"
+                )
+            continue
+        by_index[index], first_at[index] = entry, position
+    return by_index, problems
+
+
+def _positions(positions: list[int]) -> str:
+    return ", ".join(str(p) for p in positions)
 
 
 def _parse(reply: str | None) -> tuple[list[JSONValue] | None, str | None]:
@@ -143,6 +178,28 @@ def _as_index(value: object) -> int | None:
     return None
 
 
+class JudgeError(InfrastructureError):
+    """The judge could not grade: its call failed, or its reply gave no readable verdicts.
+
+    ``judge_input`` (the messages sent) and ``raw_reply`` (the reply's text, None when no reply
+    came) are kept for judge_result.json.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        judge_input: list[JSONObject],
+        raw_reply: str | None,
+        model: str,
+        fatal: bool = False,
+    ) -> None:
+        super().__init__(message, fatal=fatal)
+        self.judge_input = judge_input
+        self.raw_reply = raw_reply
+        self.model = model
+
+
 @dataclass
 class LLMJudge:
     config: ModelConfig
@@ -163,12 +220,21 @@ class LLMJudge:
 
             if isinstance(exc, CassetteMissError):
                 raise  # a stale recording is the run's error, named as the cassette names it
-            raise InfrastructureError(f"the NL-assertion judge failed, not the agent: {exc}", fatal=exc.fatal) from None
+            raise JudgeError(
+                f"the NL-assertion judge failed, not the agent: {exc}",
+                judge_input=messages,
+                raw_reply=None,
+                model=self.config.model,
+                fatal=exc.fatal,
+            ) from None
         verdicts, problems = _read(assertions, completion.text)
         if problems:
             reply = completion.text or ""
-            raise InfrastructureError(
+            raise JudgeError(
                 f"the NL-assertion judge (model {self.config.model!r}) gave no readable verdict, "
-                f"not the agent's fault: {'; '.join(problems)}; reply: {reply[:300]!r}"
+                f"not the agent's fault: {'; '.join(problems)}; reply: {reply[:300]!r}",
+                judge_input=messages,
+                raw_reply=completion.text,
+                model=self.config.model,
             )
         return JudgeOutcome(verdicts, messages, completion.text, None, self.config.model)

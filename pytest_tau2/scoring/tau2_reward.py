@@ -94,19 +94,23 @@ class Tau2Reward:
         return {
             "reward_basis": list(self.basis),
             "not_evaluated": self.not_evaluated,
-            "reasons": dict(self.reasons),
+            # first lines only: the DB component's diff is in the check's message (and DB_STATE_MATCH's)
+            "reasons": {name: reason.split("\n", 1)[0].removesuffix(":") for name, reason in self.reasons.items()},
             "terminated_early": self.terminated_early,
             "communicate_checks": [c.to_dict() for c in self.communicate_checks],
         }
 
     def summary(self) -> str:
-        """One line: the reward and what decided it."""
+        """One line, the reward and what decided it; then the further lines of a reason that has
+        them (the DB component's hashes and path-level diff, as DB_STATE_MATCH shows them)."""
         if self.terminated_early is not None:
             return f"tau2 reward 0.0: {self.reasons.get('termination', self.terminated_early)}"
         parts = [f"{name} {'n/a' if value is None else value}" for name, value in self.breakdown.items()]
         text = f"tau2 reward {self.reward} ({' x '.join(parts) or 'empty basis'})"
-        notes = [f"{name}: {self.reasons[name]}" for name in self.breakdown if name in self.reasons]
-        return text + ("; " + "; ".join(notes) if notes else "")
+        reasons = [(name, self.reasons[name].split("\n")) for name in self.breakdown if name in self.reasons]
+        notes = [f"{name}: {lines[0]}" for name, lines in reasons]
+        further = [line for _, lines in reasons for line in lines[1:]]
+        return "\n".join([text + ("; " + "; ".join(notes) if notes else ""), *further])
 
 
 def reward_basis(criteria: Mapping[str, object] | None) -> tuple[str, ...]:
@@ -153,6 +157,7 @@ def tau2_reward(
     action_match: bool | None,
     action_reason: str = "",
     nl_verdicts: Sequence[Mapping[str, object]] | None,
+    db_reason: str = "",
 ) -> Tau2Reward:
     """Score one finished conversation the way upstream's ``evaluate_simulation`` does.
 
@@ -162,7 +167,9 @@ def tau2_reward(
     with); ``env_assertion_verdicts`` the DB-state predicate verdicts (``passed``, and
     ``func_name``/``error`` for the reason; None: not evaluated); ``action_match`` upstream's
     ACTION rule over the transcript (None: not evaluated); ``nl_verdicts`` the judge's
-    per-assertion verdicts (``passed``, ``assertion``, ``reason``; None: no judge ran).
+    per-assertion verdicts (``passed``, ``assertion``, ``reason``; None: no judge ran);
+    ``db_reason`` what DB_STATE_MATCH found when the DB differs (hashes and the path-level diff),
+    given in the DB component's reason.
     """
     basis = reward_basis(criteria)
     if stop_reason not in SCORED_STOP_REASONS:
@@ -180,7 +187,7 @@ def tau2_reward(
         if name not in basis:
             continue
         if name == "DB":
-            components[name] = _db(criteria, db_match)
+            components[name] = _db(criteria, db_match, db_reason)
         elif name == "ENV_ASSERTION":
             components[name] = _env_assertions(criteria, env_assertion_verdicts)
         elif name == "ACTION":
@@ -205,12 +212,14 @@ def tau2_reward(
     )
 
 
-def _db(criteria: Mapping[str, object], db_match: bool | None) -> tuple[float | None, str]:
+def _db(criteria: Mapping[str, object], db_match: bool | None, found: str = "") -> tuple[float | None, str]:
     if db_match is None:
         if criteria.get("actions") is None and criteria.get("env_assertions") is None:
             return 1.0, ""  # upstream's short-circuit: nothing to replay, nothing to assert
         return None, "no gold DB hash to compare with"
-    return (1.0, "") if db_match else (0.0, "the final DB differs from the gold replay's")
+    if db_match:
+        return 1.0, ""
+    return 0.0, "the final DB differs from the gold replay's" + (f":\n{found}" if found else "")
 
 
 def _env_assertions(

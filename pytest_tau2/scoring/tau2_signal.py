@@ -31,6 +31,9 @@ def _tau2_reward(inp: ScoringInput) -> SignalResult:
     if inp.conversation.stop_reason == "error":
         reason = "no tau2 reward: the conversation ended in an infrastructure error (not a valid trial)"
         return SignalResult(None, [Check(KEY, KEY, None, reason)])
+    if inp.judge is not None and inp.judge.error is not None:
+        reason = "no tau2 reward: the NL-assertion judge could not grade (an infrastructure error, not a valid trial)"
+        return SignalResult(None, [Check(KEY, KEY, None, reason)])
     done = inp.computed
     action = done.get(SuccessSignal.ACTION_MATCH)
     assertions = done.get(SuccessSignal.DB_STATE_ASSERTION)
@@ -40,6 +43,7 @@ def _tau2_reward(inp: ScoringInput) -> SignalResult:
         stop_reason=inp.conversation.stop_reason,
         transcript=inp.conversation.transcript,
         db_match=_bool(db),
+        db_reason=db.checks[0].message if db is not None and db.checks and db.value is False else "",
         env_assertion_verdicts=assertions.evidence if assertions is not None else None,
         action_match=_bool(action),
         action_reason=action.checks[0].message if action is not None and action.checks else "",

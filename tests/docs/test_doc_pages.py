@@ -278,7 +278,7 @@ def test_transcripts_to_replay_recipe_on_a_model_run(tmp_path: Path) -> None:
         for r in map(json.loads, (folder / "recorded.jsonl").read_text("utf-8").splitlines())
     }
     assert set(records) == set(scenarios)
-    assert all(isinstance(a["arguments"], str) for a in records["tau2_retail__5"])  # as the model sent them
+    assert all(isinstance(a["arguments"], dict) for a in records["tau2_retail__5"])  # parsed from the model's text
     assert garbled not in [a["arguments"] for a in records["tau2_retail__69"]]  # left out by the recipe
     assert "delete_every_order" in [a["name"] for a in records["tau2_retail__69"]]  # refused calls are kept
 

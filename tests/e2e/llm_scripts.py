@@ -524,3 +524,38 @@ def probe_records(out: Path) -> list[dict[str, Any]]:
     if not out.exists():
         return []
     return [json.loads(line) for line in out.read_text("utf-8").splitlines() if line.strip()]
+
+
+# ---- an agent that calls tools as real models do ----------------------------------------------------
+
+BAD_ARGUMENTS = '{"user_id": '
+"""Arguments a model cut off mid-way: not JSON (the tool refuses the call)."""
+UNKNOWN_ORDER = "#W0"
+
+
+def realistic_agent_script(models: ScriptedModels, task_id: str = "5") -> AgentScript:
+    """The gold calls of ``task_id`` made as real models make them, with the gold outcome.
+
+    Every call's arguments are a JSON string (as OpenAI-compatible APIs send them); the first
+    message holds the first gold call and a failing lookup of order ``#W0`` under the **same id**,
+    with text beside them; the second the next gold call with **no id** and a call whose arguments
+    are cut off (``BAD_ARGUMENTS``, id ``null``); every later call reuses the id ``call_0``, as some
+    local servers do. The gold calls all succeed, so the run passes.
+    """
+    from tests.support.fake_openai import MISSING_ID
+
+    gold = [a for a in models.tasks.gold(task_id) if a["name"] not in ENDING_TOOLS]
+    first, second, *rest = gold
+    steps = [
+        tool_calls(
+            [(first["name"], first["arguments"]), ("get_order_details", {"order_id": UNKNOWN_ORDER})],
+            content="Let me look you up.",
+            ids=["call_0", "call_0"],
+        ),
+        tool_calls(
+            [(second["name"], second["arguments"]), ("get_user_details", BAD_ARGUMENTS)], ids=[MISSING_ID, None]
+        ),
+        *(tool_calls([(a["name"], a["arguments"])], ids=["call_0"]) for a in rest),
+        *(text(t) for t in models.wrap_up),
+    ]
+    return AgentScript(steps, closing=models.gold_closing(task_id))

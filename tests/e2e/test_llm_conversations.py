@@ -342,7 +342,9 @@ def test_a_judge_that_cannot_grade_is_an_infrastructure_error(main: Recorded, ta
     metrics = run.metrics(name(task_id))
     error = metrics["infrastructure_error"]
     assert error is not None and "NL-assertion judge" in error and reason in error, error
-    assert metrics["is_successful"] is False and metrics["stop_reason"] == "error"
+    assert metrics["is_successful"] is False
+    assert metrics["stop_reason"] == "exit" and metrics["clean_exit"] is True  # the conversation is left as it ended
+    assert run.judge_result(name(task_id))["error"] == error  # with what the judge was sent and answered
     assert metrics["nl_assertion_pass_rate"] is None  # not 0.0: nothing was graded
     assert metrics["db_state_match"] is True  # the agent itself did everything right
     case = run.testcase(name(task_id))

@@ -7,6 +7,12 @@ Tests script it per model name::
         ...  # litellm.acompletion(model="openai/agent", api_base=server.base_url, ...)
         assert len(server.requests_for("agent")) == 2
 
+It can answer as real models do, not only as the oracle would: tool arguments as JSON strings
+(as OpenAI-compatible APIs send them), several tool calls in one message with text beside them,
+ids that repeat or are missing (:func:`tool_calls` with ``ids=``), a judge that answers in this
+project's format or badly (:func:`judge_reply`, :func:`judge_answer`), and usage blocks of every
+shape (``usage=``: missing, null, negative, non-numeric counts; :data:`NO_USAGE`).
+
 Only ``POST /v1/chat/completions`` (non-streaming) is served.  Every response
 goes out in a single ``sendall`` on a ``TCP_NODELAY`` socket: the stock
 ``http.server`` writes headers and body separately, and on a keep-alive
@@ -18,27 +24,39 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 __all__ = [
+    "MISSING_ID",
+    "NO_USAGE",
     "FakeOpenAIServer",
     "Handler",
     "Reply",
     "drop",
     "error",
     "hang",
+    "judge_answer",
+    "judge_assertions",
+    "judge_reply",
     "raw",
     "sequence",
     "text",
     "tool_calls",
+    "with_usage",
 ]
+
+MISSING_ID = "<no id>"
+"""In ``tool_calls(ids=...)``: the call is sent without an ``id`` key at all."""
+NO_USAGE = "<no usage>"
+"""As ``usage=``: the reply has no ``usage`` key at all."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +77,12 @@ class Reply:
     headers: tuple[tuple[str, str], ...] = ()
     body: str | None = None
     """Sent verbatim as the response body (see :func:`raw`)."""
+    ids: tuple[str | None, ...] | None = None
+    """The tool calls' ids, one per call: a string (repeats allowed), None (``"id": null``) or
+    :data:`MISSING_ID` (no ``id`` key); None here: ``call_<n>``, unique per server."""
+    usage: Any = None
+    """The ``usage`` block sent as is (any JSON value, :data:`NO_USAGE` for none); None here:
+    counts estimated from the request and reply."""
 
 
 Handler = Callable[[dict[str, Any]], Reply]
@@ -70,14 +94,103 @@ def text(content: str) -> Reply:
     return Reply(content=content)
 
 
-def tool_calls(calls: Iterable[tuple[str, Any]], content: str | None = None) -> Reply:
-    """An assistant message calling tools; ids are ``call_<n>``, unique per server.
+def tool_calls(
+    calls: Iterable[tuple[str, Any]], content: str | None = None, *, ids: Sequence[str | None] | None = None
+) -> Reply:
+    """An assistant message calling tools; ids are ``call_<n>``, unique per server, unless ``ids``.
 
-    Arguments may be a dict (serialised as JSON) or a raw string sent verbatim,
-    which lets a test send malformed JSON such as ``'{"a": '``.
+    Arguments may be a dict (serialised as JSON, as real APIs send it: a string) or a raw string
+    sent verbatim, which lets a test send malformed JSON such as ``'{"a": '``. ``ids`` gives each
+    call its id as a model might: the same one twice, ``None`` (sent as ``null``) or
+    :data:`MISSING_ID` (no ``id`` key).
     """
     pairs = tuple((name, args if isinstance(args, str) else json.dumps(args)) for name, args in calls)
-    return Reply(content=content, tool_calls=pairs)
+    if ids is not None and len(ids) != len(pairs):
+        raise ValueError(f"tool_calls(): {len(ids)} ids for {len(pairs)} calls")
+    return Reply(content=content, tool_calls=pairs, ids=tuple(ids) if ids is not None else None)
+
+
+def with_usage(reply: Reply, usage: Any) -> Reply:
+    """``reply`` with this ``usage`` block (a dict of any shape, ``None`` for ``"usage": null``,
+    :data:`NO_USAGE` for no usage key)."""
+    return replace(reply, usage=_NULL_USAGE if usage is None else usage)
+
+
+_NULL_USAGE = "<usage: null>"
+
+
+# ---- the judge, in this project's format and badly ---------------------------------------------------
+
+_NL_SECTION = re.compile(r"## nl_assertions\n(.*)\Z", re.DOTALL)
+_NUMBERED = re.compile(r"^(\d+)\. (.*)$")
+
+
+def judge_assertions(request: dict[str, Any]) -> list[str]:
+    """The numbered assertions a judge request asks about (its ``## nl_assertions`` section)."""
+    for message in request.get("messages", []):
+        found = _NL_SECTION.search(str(message.get("content") or "")) if message.get("role") == "user" else None
+        if found:
+            return [m.group(2) for line in found.group(1).splitlines() if (m := _NUMBERED.match(line))]
+    return []
+
+
+def judge_reply(entries: Sequence[dict[str, Any]] | Any, *, fenced: bool = False) -> Reply:
+    """A judge's text reply: ``{"verdicts": entries}`` (a list), or any JSON value as given."""
+    body = json.dumps({"verdicts": list(entries)} if isinstance(entries, (list, tuple)) else entries)
+    return text(f"```json\n{body}\n```" if fenced else body)
+
+
+JUDGE_SHAPES = (
+    "ok",
+    "fenced",
+    "unindexed",
+    "empty",
+    "not_json",
+    "no_list",
+    "missing",
+    "not_boolean",
+    "duplicate_index",
+    "stray_entry",
+    "extra_entry",
+)
+
+
+def judge_answer(request: dict[str, Any], shape: str = "ok", *, passed: bool = True) -> Reply:
+    """What a judge answers to ``request``, in one of :data:`JUDGE_SHAPES`.
+
+    ``ok``: one ``{index, passed, reason}`` per assertion (this project's format); ``fenced``:
+    the same in a code fence; ``unindexed``: the entries without ``index``, in order; then the
+    bad ones: an empty reply, text that is not JSON, an object without a list, the last verdict
+    missing, ``passed: "yes"``, the first index given twice (contradicting verdicts), a stray
+    entry without index ahead of unindexed verdicts (every one shifted by one), and one verdict
+    more than there are assertions.
+    """
+    n = len(judge_assertions(request))
+    good = [{"index": i, "passed": passed, "reason": "the transcript shows it"} for i in range(n)]
+    if shape == "ok":
+        return judge_reply(good)
+    if shape == "fenced":
+        return judge_reply(good, fenced=True)
+    if shape == "unindexed":
+        return judge_reply([{k: v for k, v in e.items() if k != "index"} for e in good])
+    if shape == "empty":
+        return text("")
+    if shape == "not_json":
+        return text("All assertions hold." if passed else "The agent failed.")
+    if shape == "no_list":
+        return judge_reply({"verdict": passed})
+    if shape == "missing":
+        return judge_reply(good[:-1])
+    if shape == "not_boolean":
+        return judge_reply([{**e, "passed": "yes"} for e in good])
+    if shape == "duplicate_index":
+        return judge_reply([*good, {"index": 0, "passed": not passed, "reason": "on second thought"}])
+    if shape == "stray_entry":
+        stray = {"passed": not passed, "reason": "a note, not a verdict"}
+        return judge_reply([stray, *({k: v for k, v in e.items() if k != "index"} for e in good)])
+    if shape == "extra_entry":
+        return judge_reply([*good, {"index": n, "passed": passed, "reason": "an assertion nobody asked about"}])
+    raise ValueError(f"judge_answer(): unknown shape {shape!r}; known: {', '.join(JUDGE_SHAPES)}")
 
 
 def error(status: int, message: str, *, headers: Iterable[tuple[str, str]] = ()) -> Reply:
@@ -106,6 +219,8 @@ def hang(seconds: float, then: Reply | None = None) -> Reply:
         drop=base.drop,
         headers=base.headers,
         body=base.body,
+        ids=base.ids,
+        usage=base.usage,
     )
 
 
@@ -326,17 +441,22 @@ def _approx_tokens(text_: str) -> int:
 def _completion_body(request: dict[str, Any], reply: Reply, next_call_id: Callable[[], str]) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
     if reply.tool_calls:
-        message["tool_calls"] = [
-            {
-                "id": next_call_id(),
-                "type": "function",
-                "function": {"name": name, "arguments": arguments},
-            }
-            for name, arguments in reply.tool_calls
-        ]
+        ids: Sequence[str | None] = reply.ids if reply.ids is not None else [next_call_id() for _ in reply.tool_calls]
+        message["tool_calls"] = []
+        for (name, arguments), call_id in zip(reply.tool_calls, ids, strict=True):
+            call: dict[str, Any] = {"id": call_id} if call_id != MISSING_ID else {}
+            call.update({"type": "function", "function": {"name": name, "arguments": arguments}})
+            message["tool_calls"].append(call)
     prompt_tokens = _approx_tokens(json.dumps(request.get("messages", [])))
     completion_tokens = _approx_tokens((reply.content or "") + "".join(name + args for name, args in reply.tool_calls))
-    return {
+    usage: Any = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+    if reply.usage is not None:
+        usage = None if reply.usage == _NULL_USAGE else reply.usage
+    body = {
         "id": f"chatcmpl-fake-{time.monotonic_ns()}",
         "object": "chat.completion",
         "created": int(time.time()),
@@ -348,12 +468,11 @@ def _completion_body(request: dict[str, Any], reply: Reply, next_call_id: Callab
                 "finish_reason": "tool_calls" if reply.tool_calls else "stop",
             }
         ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
+        "usage": usage,
     }
+    if reply.usage == NO_USAGE:
+        del body["usage"]
+    return body
 
 
 def _error_body(status: int, message: str) -> dict[str, Any]:

@@ -354,6 +354,47 @@ def test_tool_call_ids_are_generated_when_missing() -> None:
     assert first.to_openai() == {"id": first.id, "type": "function", "function": {"name": "a", "arguments": "{}"}}
 
 
+def test_the_transcript_keeps_parsed_arguments_and_flags_a_string_that_is_no_object() -> None:
+    calls = [
+        ToolCall("set_value", '{"key": "x", "value": 3}', id="c1"),
+        ToolCall("set_value", '{"key": ', id="c2"),
+        ToolCall("set_value", "[1, 2]", id="c3"),
+    ]
+    agent = Script([Reply(tool_calls=calls), EXIT])
+    _, result = converse(agent, Script(["Hi"]))
+    good, cut, listed = result.transcript[1]["tool_calls"]
+    assert good["arguments"] == {"key": "x", "value": 3} and "invalid_arguments" not in good
+    assert cut["arguments"] == '{"key": ' and "Expecting value" in cut["invalid_arguments"]
+    assert listed["arguments"] == "[1, 2]" and listed["invalid_arguments"] == "expected a JSON object, got list"
+    view = agent.seen[1][-4]["tool_calls"]  # the agent is sent back its own text
+    assert [c["function"]["arguments"] for c in view] == ['{"key": "x", "value": 3}', '{"key": ', "[1, 2]"]
+
+
+def test_missing_and_repeated_ids_get_ids_of_their_own_sent_back_and_the_same_every_run() -> None:
+    def play() -> tuple[Any, Script]:
+        first = Reply(tool_calls=[ToolCall("set_value", {"key": "x", "value": 1}, id="call_0"),
+                                  ToolCall("set_value", {"key": "nope", "value": 1}, id="call_0")])  # fmt: skip
+        second = Reply(tool_calls=[ToolCall("set_value", {"key": "x", "value": 2}), ToolCall("press_button")])
+        third = Reply(tool_calls=[ToolCall("set_value", {"key": "x", "value": 3}, id="call_0")])
+        agent = Script([first, second, third, EXIT])
+        return converse(agent, Script(["Hi"]))[1], agent
+
+    result, agent = play()
+    calls = [c for m in result.transcript for c in m.get("tool_calls") or []]
+    ids = [c["id"] for c in calls]
+    assert len(set(ids)) == len(ids)
+    assert calls[0]["id"] == "call_0" and calls[1]["sent_id"] == "call_0" and calls[1]["id"] == "tau2_call_1_1"
+    assert [c.get("id_generated") for c in calls[2:4]] == [True, True] and calls[2]["id"] == "tau2_call_4_0"
+    assert calls[4]["sent_id"] == "call_0"
+    results = [m for m in result.transcript if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in results] == ids[: len(results)]
+    assert results[1]["error"] is True and results[0]["error"] is False  # each call's own result
+    last_view = agent.seen[-1]
+    sent = [c["id"] for m in last_view if m.get("tool_calls") for c in m["tool_calls"]]
+    assert sent == ids[: len(sent)] and [m["tool_call_id"] for m in last_view if m["role"] == "tool"] == sent
+    assert [c["id"] for m in play()[0].transcript for c in m.get("tool_calls") or []] == ids  # deterministic
+
+
 def test_the_offline_participants_follow_the_protocol() -> None:
     plan = GoldPlan([])
     assert isinstance(OracleAgent(plan), Participant)

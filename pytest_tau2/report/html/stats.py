@@ -178,7 +178,8 @@ def overview(run: Run, label: str) -> Overview:
             "resumed": sum(1 for r in results if "resumed" in r.markers),
             "replayed": sum(1 for r in results if "replayed" in r.markers),
             "recorded": sum(1 for r in results if "recorded" in r.markers),
-            "stalled": sum(1 for r in results if r.stalled),
+            # as the run summary counts them: an infrastructure error is counted as one, not as stalled
+            "stalled": sum(1 for r in results if r.stalled and not r.infrastructure_error),
         },
         extra=run.extra,
         info=run.info,

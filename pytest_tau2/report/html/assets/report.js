@@ -338,7 +338,9 @@
       const icon = c.passed === true ? '<span class="icon pass">✓</span>' : c.passed === false ? '<span class="icon fail">✗</span>' : '<span class="icon skip">–</span>';
       const role = gating.has(c.signal) ? '<span class="tag">gating</span>' : '<span class="tag">informational</span>';
       let body = "";
-      if (c.message) body += `<div class="evidence">${c.signal === "db_state_match" ? diff(c.message) : `<pre>${esc(c.message)}</pre>`}</div>`;
+      // the DB diff, also where tau2's reward quotes it (its DB component under --tau2-verdict tau2-reward)
+      const diffs = c.signal === "db_state_match" || (c.signal === "tau2_reward" && c.message.includes("\ndiff (expected -> actual):"));
+      if (c.message) body += `<div class="evidence">${diffs ? diff(c.message) : `<pre>${esc(c.message)}</pre>`}</div>`;
       const index = /\[(\d+)/.exec(c.id);
       if (c.signal === "db_state_assertion" && index && preds[+index[1]]) body += predicateTable([preds[+index[1]]]);
       if (c.signal === "nl_assertion" && index && nls[+index[1]]) body += nlTable([nls[+index[1]]]);
@@ -376,9 +378,27 @@
       "</tbody></table>";
   }
 
+  // A call's arguments as an object: a transcript made before they were stored parsed holds the
+  // JSON string a model sent; a string that is no JSON object stays text (``bad`` says why).
+  function callArguments(call) {
+    const a = call.arguments;
+    if (typeof a !== "string") return { value: a ?? {}, bad: call.invalid_arguments || null };
+    if (a.trim() === "") return { value: {}, bad: null };
+    try {
+      const v = JSON.parse(a);
+      if (v && typeof v === "object" && !Array.isArray(v)) return { value: v, bad: call.invalid_arguments || null };
+      return { value: a, bad: call.invalid_arguments || "not a JSON object" };
+    } catch (e) {
+      return { value: a, bad: call.invalid_arguments || "not valid JSON" };
+    }
+  }
+
   function goldActions(d) {
     const made = new Set();
-    for (const msg of d.messages || []) for (const call of msg.tool_calls || []) made.add(call.name + " " + stable(call.arguments));
+    for (const msg of d.messages || []) for (const call of msg.tool_calls || []) {
+      const args = callArguments(call);
+      if (!args.bad) made.add(call.name + " " + stable(args.value));
+    }
     const gold = d.definition.gold_actions || [];
     let out = "";
     if (gold.length) {
@@ -402,15 +422,22 @@
   function conversation(d, m) {
     const messages = d.messages;
     if (!messages) return '<p class="muted">No transcript.json in the scenario folder.</p>';
+    // Each call's result is the tool message in its place after the calling message (the loop
+    // writes them in call order): never looked up by id, which two calls may share.
     const results = new Map();
-    for (const msg of messages) if (msg.role === "tool" && msg.tool_call_id) results.set(msg.tool_call_id, msg);
     const shown = new Set();
+    messages.forEach((msg, i) => {
+      (msg.tool_calls || []).forEach((call, k) => {
+        const result = messages[i + 1 + k];
+        if (result && result.role === "tool") results.set(call, result);
+      });
+    });
     let out = "";
     if ((d.initialization || []).length) out += `<details><summary>${d.initialization.length} initialization actions</summary><pre>${esc(json(d.initialization))}</pre></details>`;
     out += '<div class="chat">';
     for (const msg of messages) {
       if (msg.role === "tool") {
-        if (shown.has(msg.tool_call_id)) continue;
+        if (shown.has(msg)) continue;
         out += `<div class="msg ${msg.requestor === "user" ? "user" : "agent"}">${toolResult(msg, true)}</div>`;
         continue;
       }
@@ -419,11 +446,16 @@
       const fixed = msg.generated === false ? '<span class="tag">fixed greeting</span>' : "";
       let body = msg.content ? `<div class="text">${esc(msg.content)}</div>` : "";
       for (const call of msg.tool_calls || []) {
-        const result = results.get(call.id);
-        if (result) shown.add(call.id);
-        const args = JSON.stringify(call.arguments ?? {});
-        const argsHtml = args.length > 160 ? `<details><summary>arguments (${args.length} chars)</summary><pre>${esc(json(call.arguments))}</pre></details>` : `<code>${esc(args)}</code>`;
-        body += `<div class="call${result && result.error ? " error" : ""}"><span class="fn">⚙ ${esc(call.name)}</span> ${argsHtml}${result ? toolResult(result, false) : '<div class="muted">no result recorded</div>'}</div>`;
+        const result = results.get(call);
+        if (result) shown.add(result);
+        const parsed = callArguments(call);
+        const args = parsed.bad ? String(parsed.value) : JSON.stringify(parsed.value);
+        const full = parsed.bad ? String(parsed.value) : json(parsed.value);
+        const argsHtml = args.length > 160 ? `<details><summary>arguments (${args.length} chars)</summary><pre class="args">${esc(full)}</pre></details>` : `<code class="args">${esc(args)}</code>`;
+        const flag = parsed.bad ? ` <span class="tag bad" title="${esc(parsed.bad)}">arguments not a JSON object: shown as sent</span>` : "";
+        const idNote = call.id_generated ? ' <span class="tag" title="the model sent no id; this one was given to the call">id given</span>' :
+          call.sent_id != null ? ` <span class="tag" title="the model sent id ${esc(call.sent_id)}, which an earlier call has">id ${esc(call.sent_id)} repeated</span>` : "";
+        body += `<div class="call${result && result.error ? " error" : ""}" data-call-id="${esc(call.id)}"><span class="fn">⚙ ${esc(call.name)}</span> ${argsHtml}${flag}${idNote}${result ? toolResult(result, false) : '<div class="muted">no result recorded</div>'}</div>`;
       }
       out += `<div class="msg ${side}"><div class="who">${who} <span>#${esc(msg.turn_idx)}</span>${fixed}</div>${body}</div>`;
     }
