@@ -6,25 +6,25 @@ import json
 
 import pytest
 
-from pytest_tau2.environment.env import MAX_ARGUMENT_DEPTH, _parse_arguments
+from pytest_tau2.environment.env import MAX_ARGUMENT_DEPTH, parse_arguments
 from pytest_tau2.llm.completion import reply_text
 
 
 def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
     text = json.dumps({"note": "[" * 500 + '"\\' + "{" * 500, "n": [[1]]})
-    assert _parse_arguments(text) == json.loads(text)
+    assert parse_arguments(text) == json.loads(text)
 
 
 @pytest.mark.parametrize("depth", [MAX_ARGUMENT_DEPTH + 1, 950, 5000])
 def test_arguments_nested_past_the_limit_are_refused_unparsed(depth: int) -> None:
     text = '{"a": ' + "[" * depth + "]" * depth + "}"
-    assert str(_parse_arguments(text)).startswith("arguments nested too deeply")
+    assert str(parse_arguments(text)).startswith("arguments nested too deeply")
 
 
 def test_arguments_at_the_limit_parse() -> None:
     depth = MAX_ARGUMENT_DEPTH - 1  # the outer object is one level
     text = '{"a": ' + "[" * depth + "]" * depth + "}"
-    assert isinstance(_parse_arguments(text), dict)
+    assert isinstance(parse_arguments(text), dict)
 
 
 @pytest.mark.parametrize(
