@@ -160,6 +160,13 @@ OPTIONS: tuple[Option, ...] = (
         None,
     ),
     Option("cassette_dir", "Folder of the cassettes (default: cassettes/ under the rootdir).", None, path=True),
+    Option(
+        "junit_properties",
+        "Where --junitxml puts each scenario's properties (docs/ci.md): suite (the testsuite's properties, "
+        "named <item id>:<name>, and the sub-results as the testcase's system-out; valid junit-10.xsd; the "
+        "default), testcase (inside each testcase, not valid against the schema) or none (system-out only).",
+        "suite",
+    ),
 )
 
 
@@ -197,6 +204,7 @@ class Settings:
     verdict: str = "six-signal"
     record_mode: str | None = None
     cassette_dir: str | None = None
+    junit_properties: str = "suite"
     extra: dict[str, Any] = field(default_factory=dict)
     """Free-form values for plugins and conftests built on pytest-tau2 (shipped to xdist workers)."""
 
@@ -298,6 +306,7 @@ MINIMUMS: dict[str, float] = {
 CHOICES: dict[str, tuple[str, ...]] = {
     "record_mode": ("none", "once", "new_episodes", "all", "off"),
     "llm_transport": ("auto", "litellm"),
+    "junit_properties": ("suite", "testcase", "none"),
 }
 
 
