@@ -8,7 +8,9 @@ named ``<item id>:<name>`` (``restaurant__wrong_total:is_successful``), and the 
 ``<system-out>`` with one line per sub-result, which dashboards show as the test's output.
 ``none`` writes the ``<system-out>`` lines and drops the properties; ``testcase`` leaves pytest's
 file as it was (properties inside each testcase: readers of that shape, not valid against the
-schema). Properties a user recorded on a scenario item stay where pytest put them.
+schema). Properties a user recorded on a scenario item stay where pytest put them. A scenario
+written as two testcases (pytest-rerunfailures writes one for the run it repeated) keeps one set
+of suite properties, its last run's.
 
 A scenario's testcase is recognised by its marker property (the scenario name, recorded on every
 scenario item before it can fail); the file is read and written with the standard library's
@@ -50,7 +52,7 @@ def reshape(path: Path, mode: str, *, marker: str, ours: Callable[[str], bool], 
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
     count = 0
     for suite in suites:
-        moved: list[ET.Element] = []
+        moved: dict[str, ET.Element] = {}  # a testcase written twice (pytest-rerunfailures): its last run's
         for case in suite.findall("testcase"):
             holder = case.find("properties")
             if holder is None or not any(p.get("name") == marker for p in holder.findall("property")):
@@ -61,7 +63,7 @@ def reshape(path: Path, mode: str, *, marker: str, ours: Callable[[str], bool], 
             for prop in mine:
                 holder.remove(prop)
                 prop.set("name", suite_name(case, prop.get("name") or ""))
-                moved.append(prop)
+                moved[str(prop.get("name"))] = prop
             if not len(holder):
                 case.remove(holder)
             if checks:
@@ -72,7 +74,7 @@ def reshape(path: Path, mode: str, *, marker: str, ours: Callable[[str], bool], 
             if props is None:
                 props = ET.Element("properties")
                 suite.insert(0, props)
-            props.extend(moved)
+            props.extend(moved.values())
     if count:
         temporary = path.with_name(path.name + ".tau2-tmp")
         temporary.write_text('<?xml version="1.0" encoding="utf-8"?>' + ET.tostring(root, encoding="unicode"), "utf-8")
