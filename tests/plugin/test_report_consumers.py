@@ -114,7 +114,7 @@ COUNT_LINE = "1 failed, 1 passed, 1 skipped, 3 subtests passed, 2 subtests faile
 def test_the_count_line_counts_scenarios_and_their_sub_results_at_every_verbosity(
     project: Project, verbosity: list[str]
 ) -> None:
-    project.lab(LAB.replace('@register_eval_scenario\nclass Crash', 'class Crash'))  # Crash not registered
+    project.lab(LAB.replace("@register_eval_scenario\nclass Crash", "class Crash"))  # Crash not registered
     run = project.run(*verbosity, verbose=False)
     last = run.stdout.strip().splitlines()[-1]
     assert COUNT_LINE in last, last
