@@ -138,8 +138,8 @@ class SubResultTerminal:
     @pytest.hookimpl(trylast=True)  # after the terminal reporter has written the item's own line
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = getattr(report, "tau2_subresults", None)
-        if not data or report.when != "call":
-            return
+        if not data or report.when != "call" or report.outcome not in ("passed", "failed", "skipped"):
+            return  # also a run that pytest-rerunfailures repeats (outcome "rerun"): its last run counts
         terminal: Any = self.config.pluginmanager.get_plugin("terminalreporter")
         if terminal is None:
             return

@@ -246,6 +246,8 @@ def test_a_rerun_scenario_carries_one_runs_properties(project: Project, shape: s
         "-p", "pytest_rerunfailures", "--reruns=1", "--junitxml=junit.xml", f"--tau2-junit-properties={shape}"
     )
     assert "RERUN" in run.stdout
+    # The sub-results of the run that was repeated are not counted again.
+    assert "1 failed, 1 passed, 3 subtests passed, 2 subtests failed, 1 subtests skipped, 1 rerun" in run.stdout
     path = project.path / "junit.xml"
     root = ET.parse(path).getroot()
     wrong = [c for c in root.iter("testcase") if c.get("name") == "test_scenario[lab__wrong]"]
