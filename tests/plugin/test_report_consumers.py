@@ -262,3 +262,42 @@ def test_a_rerun_scenario_carries_one_runs_properties(project: Project, shape: s
         assert len(names) == len(set(names)), names
     else:
         assert all(len(c.findall("properties/property")) == len(wrong[1].findall("properties/property")) for c in wrong)
+
+
+# ---- ordinary tests keep pytest's own reporting -------------------------------------------------------------
+
+ORDINARY = """
+def test_with_subtests(subtests, record_property):
+    record_property("ticket", "T-1")
+    for i in range(3):
+        with subtests.test(msg=f"part {i}"):
+            assert i != 1
+
+
+def test_plain():
+    assert True
+"""
+
+
+def _shape(path: object) -> list[tuple[str | None, list[str], list[tuple[str | None, str | None]]]]:
+    root = ET.parse(str(path)).getroot()
+    return [
+        (
+            case.get("name"),
+            [child.tag for child in case if child.tag != "properties"],
+            [(p.get("name"), p.get("value")) for p in case.iter("property")],
+        )
+        for case in root.iter("testcase")
+    ]
+
+
+def test_ordinary_tests_get_pytests_own_counts_and_junit(project: Project) -> None:
+    project.write("test_ordinary.py", ORDINARY)
+    with_plugin = project.run("--junitxml=with.xml", verbose=False)
+    project.monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    without = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--junitxml=without.xml")
+    assert _shape(project.path / "with.xml") == _shape(project.path / "without.xml")
+    assert (
+        with_plugin.stdout.strip().splitlines()[-1].split(" in ")[0]
+        == (without.stdout.str().strip().splitlines()[-1].split(" in ")[0])
+    )
