@@ -48,6 +48,9 @@ T = TypeVar("T")
 OVERRIDES_KEY = pytest.StashKey[FixtureOverrides]()
 PROPERTIES_KEY = pytest.StashKey[list[tuple[str, str]]]()
 """The properties this plugin added to the item's ``user_properties`` in its latest run."""
+SUBRESULTS_SECTION = "tau2 sub-results (call stdout)"
+"""The report section of a passed scenario's sub-results: shown by -rP, pytest-html's log and
+TeamCity/PyCharm as the test's output (teamcity-messages takes sections naming the phase and stdout)."""
 SUBRESULTS_KEY = pytest.StashKey[list[SubResult]]()
 """The item's sub-results, from its test call to its call report."""
 
@@ -250,6 +253,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     elif call.when == "call" and SUBRESULTS_KEY in item.stash:
         gated: list[SubResult] = item.stash[SUBRESULTS_KEY]
         report.tau2_subresults = subresults.to_report(gated)
+        if report.passed:  # a failure's text lists them already; this is the output IDEs show for a passed test
+            report.sections.append((SUBRESULTS_SECTION, "\n".join(subresults.lines(gated)) + "\n"))
         del item.stash[SUBRESULTS_KEY]
     return report
 

@@ -171,7 +171,9 @@ def test_a_scenario_reports_its_class_as_its_location(project: Project) -> None:
 def _teamcity(stdout: str) -> list[tuple[str, dict[str, str]]]:
     messages = []
     for kind, body in re.findall(r"##teamcity\[(\w+) (.*)\]\s*$", stdout, re.MULTILINE):
-        attributes = dict(re.findall(r"(\w+)='((?:[^'|]|\|.)*)'", body))
+        found = re.findall(r"(\w+)='((?:[^'|]|\|.)*)'", body)
+        escapes = {"n": "\n", "r": "\r", "'": "'", "[": "[", "]": "]", "|": "|"}
+        attributes = {k: re.sub(r"\|(.)", lambda m: escapes.get(m[1], m[1]), v) for k, v in found}
         messages.append((kind, attributes))
     return messages
 
@@ -194,6 +196,9 @@ def test_teamcity_sees_one_test_per_scenario_with_its_outcome(project: Project) 
     assert "action_match: failed: reference.value: expected 7, found 8" in details["details"]
     assert "clean_exit: passed" in details["details"]
     assert details["message"].startswith("lab_scenarios.py:")
+    # A passed scenario's sub-results are its test output.
+    out = [a["out"] for k, a in messages if k == "testStdOut" and _scenario(a["name"]) == "lab__right"]
+    assert out and "action_match: passed\n" in out[0] and "nl_assertion[0]: N/A: no judge" in out[0], out
 
 
 # ---- 26.7: JUnit valid against junit-10.xsd -----------------------------------------------------------------
