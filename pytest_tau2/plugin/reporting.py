@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from pytest_tau2.plugin.keys import CATALOG_KEY, SCENARIO_PROPERTY, SETTINGS_KEY, is_worker, scenario_name
+from pytest_tau2.plugin.keys import CATALOG_KEY, SCENARIO_PROPERTY, SETTINGS_KEY, is_worker, item_id, scenario_name
 from pytest_tau2.report import subresults
 from pytest_tau2.report.junit_shape import reshape
 from pytest_tau2.report.record import ScenarioRecord
@@ -51,7 +51,8 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     name = scenario_name(item)
     if name is None:
         return
-    cls = item.config.stash[CATALOG_KEY].classes.get(name)
+    catalog = item.config.stash.get(CATALOG_KEY, None)
+    cls = catalog.classes.get(name) if catalog is not None else None
     if cls is not None:  # None: an unavailable domain's error item keeps the function's location
         setattr(item, "reportinfo", functools.partial(_reportinfo, item, cls))  # noqa: B010  (an instance's method)
 
@@ -167,12 +168,19 @@ class JUnitShape:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        self.scenarios = False
+        """A scenario item reported in this run (else the file is not even read)."""
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if not self.scenarios and item_id(report.nodeid) is not None:
+            self.scenarios = True
 
     @pytest.hookimpl(trylast=True)  # after junitxml's own sessionfinish has written the file
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         given = getattr(self.config.option, "xmlpath", None)
-        mode = self.config.stash[SETTINGS_KEY].junit_properties
-        if not given or mode == "testcase":
+        settings = self.config.stash.get(SETTINGS_KEY, None)
+        mode = settings.junit_properties if settings is not None else "suite"
+        if not given or not self.scenarios or mode == "testcase":
             return
         path = Path(os.path.normpath(os.path.abspath(os.path.expanduser(os.path.expandvars(given)))))
         if not path.is_file():
