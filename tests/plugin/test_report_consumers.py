@@ -168,12 +168,19 @@ def test_a_scenario_reports_its_class_as_its_location(project: Project) -> None:
 # ---- 26.6: TeamCity / PyCharm (teamcity-messages) ----------------------------------------------------------
 
 
+_ESCAPES = {"n": "\n", "r": "\r", "'": "'", "[": "[", "]": "]", "|": "|"}
+
+
+def _unescape(match: re.Match[str]) -> str:
+    """One TeamCity service-message escape (``|n``, ``|'``, ``|[`` ...)."""
+    return _ESCAPES.get(match[1], match[1])
+
+
 def _teamcity(stdout: str) -> list[tuple[str, dict[str, str]]]:
     messages = []
     for kind, body in re.findall(r"##teamcity\[(\w+) (.*)\]\s*$", stdout, re.MULTILINE):
         found = re.findall(r"(\w+)='((?:[^'|]|\|.)*)'", body)
-        escapes = {"n": "\n", "r": "\r", "'": "'", "[": "[", "]": "]", "|": "|"}
-        attributes = {k: re.sub(r"\|(.)", lambda m: escapes.get(m[1], m[1]), v) for k, v in found}
+        attributes = {k: re.sub(r"\|(.)", _unescape, v) for k, v in found}
         messages.append((kind, attributes))
     return messages
 
