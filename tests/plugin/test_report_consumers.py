@@ -214,7 +214,10 @@ def test_teamcity_sees_one_test_per_scenario_with_its_outcome(project: Project) 
 @pytest.mark.parametrize("xdist", [False, True], ids=["serial", "xdist"])
 def test_junit_is_valid_against_the_schema_by_default(project: Project, xdist: bool) -> None:
     project.lab(LAB)
-    project.run("--junitxml=junit.xml", *(["-n", "2"] if xdist else []), xdist=xdist)
+    run = project.run("--junitxml=junit.xml", *(["-n", "2"] if xdist else []), xdist=xdist)
+    # The sub-results travel on the call report to the controller, which counts them.
+    counts = "1 failed, 1 passed, 1 skipped, 1 error, 3 subtests passed, 2 subtests failed, 2 subtests skipped in"
+    assert counts in run.stdout.strip().splitlines()[-1]
     cases = junit_cases(project.path / "junit.xml")  # validates against junit-10.xsd
     outcomes = {"passed": "passed", "failure": "failed", "error": "error", "skipped": "skipped"}
     assert {_scenario(n): outcomes[c["outcome"]] for n, c in cases.items()} == OUTCOMES
