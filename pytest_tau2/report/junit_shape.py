@@ -59,16 +59,17 @@ def reshape(path: Path, mode: str, *, marker: str, ours: Callable[[str], bool], 
                 continue
             count += 1
             mine = [p for p in holder.findall("property") if p.get("name") == marker or ours(p.get("name") or "")]
-            checks = [p for p in mine if (p.get("name") or "").startswith(prefix)]
+            # The output lines are made before the properties are renamed.
+            checks = [(p.get("name") or "", p.get("value")) for p in mine]
+            lines = [f"{name[len(prefix) :]}: {value}" for name, value in checks if name.startswith(prefix)]
             for prop in mine:
                 holder.remove(prop)
                 prop.set("name", suite_name(case, prop.get("name") or ""))
                 moved[str(prop.get("name"))] = prop
             if not len(holder):
                 case.remove(holder)
-            if checks:
-                out = ET.SubElement(case, "system-out")
-                out.text = "\n".join(f"{(p.get('name') or '')[len(prefix) :]}: {p.get('value')}" for p in checks) + "\n"
+            if lines:
+                ET.SubElement(case, "system-out").text = "\n".join(lines) + "\n"
         if mode == "suite" and moved:
             props = suite.find("properties")
             if props is None:

@@ -225,7 +225,11 @@ def test_junit_is_valid_against_the_schema_by_default(project: Project, xdist: b
     assert not [c.get("name") for c in root.iter("testcase") if c.find("properties") is not None]
     wrong = cases["test_scenario[lab__wrong]"]
     assert wrong["properties"]["is_successful"] == "false"
-    assert "action_match: failed: reference.value: expected 7, found 8\n" in wrong["out"]
+    assert wrong["out"].splitlines() == [
+        "clean_exit: passed",
+        "action_match: failed: reference.value: expected 7, found 8",
+        f"db_state_match: {wrong['properties']['check:db_state_match']}",
+    ]
     assert cases["test_scenario[lab__crash]"]["properties"]["stop_reason"] == "error"
 
 
@@ -241,7 +245,8 @@ def test_junit_properties_none_keeps_only_the_output_lines_and_a_users_own_prope
     names = {p.get("name") for p in root.iter("property")}
     assert names == {"ticket"}  # the user's own property stays in its testcase
     cases = junit_cases(project.path / "junit.xml", valid=False)
-    assert "action_match: failed: reference.value" in cases["test_scenario[lab__wrong]"]["out"]
+    out = cases["test_scenario[lab__wrong]"]["out"].splitlines()
+    assert "action_match: failed: reference.value: expected 7, found 8" in out
 
 
 def test_an_unknown_junit_properties_value_is_a_usage_error(project: Project) -> None:
