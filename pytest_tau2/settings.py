@@ -113,6 +113,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("max_turns", "Override every scenario's max_turns (agent replies).", None, "int"),
     Option("max_duration", "Override every scenario's max_duration (seconds).", None, "float"),
     Option("max_tool_errors", "Consecutive failed tool calls of one side that stop a conversation.", 10, "int"),
+    Option(
+        "max_user_steps",
+        "User-simulator replies (tool calls included) that stop a conversation, as the simulator's doing.",
+        200,
+        "int",
+    ),
     Option("llm_retries", "Retries of a failed LLM call (429, 5xx, timeout, connection).", 3, "int"),
     Option("llm_timeout", "Seconds before one LLM call times out.", 120.0, "float"),
     Option(
@@ -194,6 +200,7 @@ class Settings:
     max_turns: int | None = None
     max_duration: float | None = None
     max_tool_errors: int = 10
+    max_user_steps: int = 200
     llm_retries: int = 3
     llm_timeout: float = 120.0
     llm_transport: str = "auto"
@@ -295,6 +302,7 @@ MINIMUMS: dict[str, float] = {
     "max_turns": 1,
     "max_duration": 0.001,
     "max_tool_errors": 1,
+    "max_user_steps": 1,
     "llm_retries": 0,
     "llm_timeout": 0.001,
     "agent_timeout": 0.001,

@@ -21,7 +21,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_tau2.bot.agents import AgentUnavailable, litellm_factory, oracle_factory
-from pytest_tau2.bot.server import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SIZE, BotServer
+from pytest_tau2.bot.server import (
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_SESSION_BYTES,
+    DEFAULT_MAX_SIZE,
+    DEFAULT_MAX_TURNS,
+    DEFAULT_SEND_TIMEOUT,
+    BotServer,
+)
 from pytest_tau2.bot.session import BotConfig
 from pytest_tau2.settings import Settings
 
@@ -60,6 +68,27 @@ def build_parser(prog: str = "python -m pytest_tau2.bot") -> argparse.ArgumentPa
         type=float,
         default=DEFAULT_IDLE_TIMEOUT,
         help="seconds without a frame before a session is closed",
+    )
+    parser.add_argument(
+        "--max-session-bytes",
+        type=int,
+        default=DEFAULT_MAX_SESSION_BYTES,
+        help="bytes one session may receive from its runner in all (default 16 MiB)",
+    )
+    parser.add_argument(
+        "--max-turns", type=int, default=DEFAULT_MAX_TURNS, help="user_message frames per session (default 1000)"
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=DEFAULT_MAX_CONNECTIONS,
+        help="connections open at once; more are refused with HTTP 503 (default 1024)",
+    )
+    parser.add_argument(
+        "--send-timeout",
+        type=float,
+        default=DEFAULT_SEND_TIMEOUT,
+        help="seconds a frame may take to be sent before a runner that stopped reading is dropped (default 60)",
     )
     parser.add_argument(
         "--max-steps-per-turn", type=int, default=30, help="agent steps per user message before the bot passes the turn"
@@ -103,7 +132,17 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m pytest_tau2.b
         allow_unpinned_data=args.allow_unpinned_data,
     )
     config = BotConfig(settings, factory, max_steps_per_turn=args.max_steps_per_turn)
-    server = BotServer(config, args.host, args.port, max_size=args.max_size, idle_timeout=args.idle_timeout)
+    server = BotServer(
+        config,
+        args.host,
+        args.port,
+        max_size=args.max_size,
+        idle_timeout=args.idle_timeout,
+        max_session_bytes=args.max_session_bytes,
+        max_turns=args.max_turns,
+        max_connections=args.max_connections,
+        send_timeout=args.send_timeout,
+    )
     try:
         asyncio.run(server.serve_forever())
     except KeyboardInterrupt:

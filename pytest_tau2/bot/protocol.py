@@ -91,7 +91,12 @@ def decode(raw: str | bytes, sender: Sender) -> dict[str, Any]:
         raise ProtocolError(
             f"frame from the {sender} is not valid JSON ({exc.msg} at {exc.pos}): {excerpt(raw)}"
         ) from None
-    return check_frame(frame, sender, raw)
+    except RecursionError:  # json.loads recurses once per level of nesting
+        raise ProtocolError(f"frame from the {sender} is nested too deeply to read: {excerpt(raw)}") from None
+    try:
+        return check_frame(frame, sender, raw)
+    except RecursionError:  # a frame deep enough to pass the parser still breaks the schema check
+        raise ProtocolError(f"frame from the {sender} is nested too deeply to check: {excerpt(raw)}") from None
 
 
 def encode(frame: dict[str, Any], sender: Sender) -> str:

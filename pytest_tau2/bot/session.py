@@ -8,17 +8,18 @@ each received frame into the frames to send back; the server does the I/O.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_tau2.bot.protocol import PROTOCOL_VERSION, wire_arguments
+from pytest_tau2.bot.protocol import PROTOCOL_VERSION, excerpt, wire_arguments
 from pytest_tau2.conversation.protocol import Participant, Reply, ToolCall
 from pytest_tau2.environment.db import canonical_json, db_hash
 from pytest_tau2.environment.env import Environment
-from pytest_tau2.errors import DataError
+from pytest_tau2.errors import DataError, DataPathError
 from pytest_tau2.run.seeding import MissingDataFile, build_environments, load_db_paths, seed_states
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.settings import Settings
@@ -27,6 +28,11 @@ AgentFactory = Callable[[Scenario, Settings], Participant]
 """Builds the agent of one session from the scenario and the bot's settings."""
 
 _session_ids = itertools.count(1)
+
+
+def _db_paths(init: Mapping[str, Any]) -> str:
+    """The runner's db_path values, as it sent them (short)."""
+    return excerpt({k: v for k, v in init.items() if k == "db_path" or k.endswith("_db_path")})
 
 
 class SessionError(Exception):
@@ -84,7 +90,10 @@ class BotSession:
             async for out in self._agent_turn(frame["text"]):
                 yield out
         elif kind == "get_scenario_summary" and self.phase in ("active", "ended"):
-            yield self._summary(bool(frame["include_db"]))
+            if frame["include_db"]:  # the whole DB as a tree: tens of ms for retail, not on the event loop
+                yield await asyncio.to_thread(self._summary, True)
+            else:
+                yield self._summary(False)
         elif kind == "error":
             raise SessionError("runner_error", f"the runner reported {frame['code']}: {frame['message']}")
         elif kind == "user_message" and self.phase == "ended":
@@ -162,10 +171,22 @@ class BotSession:
             load_db_paths(scenario, agent, "agent", root)
         except MissingDataFile as exc:
             raise SessionError(
-                "bad_db_path", f"shared_state_init.{exc.key} {exc.relative!r}: no such file under {root}"
+                "bad_db_path", f"shared_state_init.{exc.key} {exc.relative!r}: no such file under the data root"
             ) from None
-        except DataError as exc:  # a path escaping the root, or not a string
-            raise SessionError("bad_db_path", f"shared_state_init: {exc}") from None
+        except DataPathError:  # its message names the absolute root and a symlink's target: not for the runner
+            raise SessionError(
+                "bad_db_path",
+                f"shared_state_init {_db_paths(init)}: escapes the data root (an absolute path, '..', or a "
+                "symlink leading out of it); give a path relative to the data root",
+            ) from None
+        except DataError:  # not a string
+            raise SessionError(
+                "bad_db_path", f"shared_state_init {_db_paths(init)}: a db_path must be a string"
+            ) from None
+        except (ValueError, OSError) as exc:  # a NUL byte in the path, a name too long, a folder...
+            raise SessionError(
+                "bad_db_path", f"shared_state_init {_db_paths(init)}: not a readable path ({type(exc).__name__})"
+            ) from None
         states = {"agent": agent}
         if "user" in scenario.sides:
             states["user"] = seed_states(scenario, settings, sides=("user",))["user"]

@@ -34,7 +34,7 @@ class _LiteLLMParticipant:
             cassette=self.cassette,
         )
         calls = [ToolCall(call.name, call.arguments, call.id or "") for call in completion.tool_calls]
-        return Reply(text=completion.text, tool_calls=calls)
+        return Reply(text=completion.text, tool_calls=calls, note=completion.note)
 
 
 @dataclass

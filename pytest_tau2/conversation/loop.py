@@ -8,7 +8,13 @@ Independent of pytest. Ends on (``stop_reason``):
 - ``max_turns``: the agent used up ``max_turns`` replies;
 - ``timeout``: ``max_duration`` seconds passed;
 - ``too_many_tool_errors``: ``max_tool_errors`` consecutive failed tool calls by one side;
+- ``user_max_steps``: the user simulator used up ``max_user_steps`` replies (tool calls included):
+  not the agent's doing, so the conversation also carries an :class:`InfrastructureError`;
 - ``error``: an infrastructure failure (LLM transport, WebSocket); the exception is kept.
+
+A tool of a user's domain runs off the event loop (a thread), so a blocking one stalls neither
+this conversation's deadline nor the others of the process; one still running when
+``max_duration`` passes is named in the ``timeout``'s error.
 
 Only ``exit`` and ``transfer`` (the agent's own exit) count as a clean exit.
 """
@@ -18,12 +24,24 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from pytest_tau2.conversation.protocol import Participant, Reply, ToolCall, has_stop_token
 from pytest_tau2.environment.env import Environment
 from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.errors import InfrastructureError
+
+_TOOL_THREADS: list[ThreadPoolExecutor] = []
+
+
+def _tool_threads() -> ThreadPoolExecutor:
+    """The threads user-domain tools run on: not the loop's default executor, which ``asyncio.run``
+    joins when it ends (a tool still blocking past its deadline would hold the item until it returns)."""
+    if not _TOOL_THREADS:
+        _TOOL_THREADS.append(ThreadPoolExecutor(max_workers=32, thread_name_prefix="tau2-tool"))
+    return _TOOL_THREADS[0]
+
 
 CLEAN_EXIT_REASONS = frozenset({"exit", "transfer"})
 STOP_REASONS = (
@@ -33,6 +51,7 @@ STOP_REASONS = (
     "max_turns",
     "timeout",
     "too_many_tool_errors",
+    "user_max_steps",
     "error",
 )
 
@@ -43,6 +62,9 @@ class Limits:
     max_duration: float = 600.0
     max_tool_errors: int = 10
     """Consecutive failed tool calls by one side before the conversation is stopped."""
+    max_user_steps: int = 200
+    """User-simulator replies (each text or tool-call step) before the conversation is stopped;
+    upstream tau2 stops at ``max_steps`` (200) counting both sides."""
 
 
 @dataclass
@@ -72,8 +94,9 @@ class _Side:
 
 
 class _Stop(Exception):
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, error: InfrastructureError | None = None) -> None:
         self.reason = reason
+        self.error = error
 
 
 @dataclass(repr=False)  # a repr would walk the whole DB (asyncio reprs tasks' coroutines)
@@ -94,6 +117,8 @@ class Conversation:
         self.transcript: list[JSONObject] = []
         self.agent_turns = 0
         self.agent_steps = 0
+        self.user_steps = 0
+        self._running: tuple[str, str, float] | None = None  # (side, tool, started) of an off-loop call
         self._agent = _Side("agent", self.agent, self.agent_prompt, self.agent_env)
         self._user = _Side("user", self.user, self.user_prompt, self.user_env)
         for side in (self._agent, self._user):
@@ -103,9 +128,16 @@ class Conversation:
         start = self.clock()
         error: BaseException | None = None
         try:
-            reason = await asyncio.wait_for(self._play(), timeout=self.limits.max_duration)
+            reason, error = await asyncio.wait_for(self._play(), timeout=self.limits.max_duration)
         except TimeoutError:
             reason = "timeout"
+            if self._running is not None:
+                side, tool, started = self._running
+                error = InfrastructureError(
+                    f"the {side}'s tool {tool!r} was still running when max_duration "
+                    f"({self.limits.max_duration:g} s) passed, after {self.clock() - started:.1f} s: the tool "
+                    "blocks (it runs off the event loop, and is left to finish); not the agent's fault"
+                )
         except InfrastructureError as exc:
             reason, error = "error", exc
         finally:
@@ -118,7 +150,7 @@ class Conversation:
                         pass
         return ConversationResult(self.transcript, reason, self.agent_turns, self.clock() - start, error)
 
-    async def _play(self) -> str:
+    async def _play(self) -> tuple[str, BaseException | None]:
         try:
             if self.greeting:
                 self._say(self._agent, self.greeting, generated=False)
@@ -127,10 +159,10 @@ class Conversation:
                 if has_stop_token(user_text):
                     # The agent gets one closing turn, in which it may end the conversation itself.
                     await self._take_turn(self._agent)
-                    return "user_stop"
+                    return "user_stop", None
                 await self._take_turn(self._agent)
         except _Stop as stop:
-            return stop.reason
+            return stop.reason, stop.error
 
     async def _take_turn(self, side: _Side) -> str | None:
         """Let one side act until it says something to the other side. Returns that text."""
@@ -139,22 +171,35 @@ class Conversation:
                 if self.agent_steps >= self.limits.max_turns:
                     raise _Stop("max_turns")
                 self.agent_steps += 1
+            else:
+                if self.user_steps >= self.limits.max_user_steps:
+                    raise _Stop("user_max_steps", self._user_limit_error())
+                self.user_steps += 1
             reply = await side.participant.respond(list(side.view), side.tools())
             reply = reply if isinstance(reply, Reply) else Reply(text=str(reply))
             text = reply.text if reply.text and reply.text.strip() else None
             if not reply.tool_calls:
                 if text is None:
                     text = ""  # an empty reply still passes the turn, so a mute model cannot hang the loop
-                self._say(side, text)
+                self._say(side, text, note=reply.note)
                 return text
-            self._record_tool_request(side, text, reply.tool_calls)
-            ending = self._run_tools(side, reply.tool_calls)
+            self._record_tool_request(side, text, reply.tool_calls, reply.note)
+            ending = await self._run_tools(side, reply.tool_calls)
             if ending is not None:
                 raise _Stop(ending)
 
-    def _say(self, side: _Side, text: str, *, generated: bool = True) -> None:
+    def _user_limit_error(self) -> InfrastructureError:
+        return InfrastructureError(
+            f"the user simulator took {self.user_steps} steps (replies and tool calls) without ending the "
+            f"conversation (max_user_steps {self.limits.max_user_steps}, --tau2-max-user-steps); "
+            "stopped as the user simulator's doing, not the agent's"
+        )
+
+    def _say(self, side: _Side, text: str, *, generated: bool = True, note: str | None = None) -> None:
         other = self._user if side is self._agent else self._agent
         entry: JSONObject = {"role": "assistant" if side is self._agent else "user", "content": text}
+        if note:
+            entry["content_note"] = note
         if not generated:
             entry["generated"] = False
         elif side is self._agent and text.strip():
@@ -163,28 +208,40 @@ class Conversation:
         side.view.append({"role": "assistant", "content": text})
         other.view.append({"role": "user", "content": text})
 
-    def _record_tool_request(self, side: _Side, text: str | None, calls: list[ToolCall]) -> None:
+    def _record_tool_request(self, side: _Side, text: str | None, calls: list[ToolCall], note: str | None) -> None:
         if side is self._agent and text:
             self.agent_turns += 1
         role = "assistant" if side is self._agent else "user"
-        self._append(
-            {
-                "role": role,
-                "content": text,
-                "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
-            }
-        )
+        entry: JSONObject = {
+            "role": role,
+            "content": text,
+            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
+        }
+        if note:
+            entry["content_note"] = note
+        self._append(entry)
         side.view.append({"role": "assistant", "content": text, "tool_calls": [c.to_openai() for c in calls]})
 
-    def _run_tools(self, side: _Side, calls: list[ToolCall]) -> str | None:
+    async def _run_tools(self, side: _Side, calls: list[ToolCall]) -> str | None:
         ending: str | None = None
         for call in calls:
             if side.env is None:
                 from pytest_tau2.environment.env import ToolResult
 
                 result = ToolResult(f"Error: the {side.name} has no tools.", True)
+            elif side.env.runs_inline(call.name):
+                result = side.env.call(call.name, call.arguments)  # built-in tools: fast, pure Python
             else:
-                result = side.env.call(call.name, call.arguments)
+                self._running = (side.name, call.name, self.clock())
+                try:
+                    loop = asyncio.get_running_loop()
+                    result = await loop.run_in_executor(_tool_threads(), side.env.call, call.name, call.arguments)
+                except asyncio.CancelledError:
+                    raise  # the deadline passed while the tool ran: ``_running`` names it in run()
+                except BaseException:
+                    self._running = None
+                    raise
+                self._running = None
             self._append(
                 {
                     "role": "tool",

@@ -52,6 +52,8 @@ class Reply:
 
     text: str | None = None
     tool_calls: list[ToolCall] = field(default_factory=list)
+    note: str | None = None
+    """Why ``text`` is not the model's content verbatim (kept as ``content_note`` in the transcript)."""
 
 
 @runtime_checkable

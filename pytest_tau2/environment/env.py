@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, cast
 from pytest_tau2.environment.db import copy_db
 from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.environment.tools import Tool
+from pytest_tau2.errors import InfrastructureError
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -71,6 +72,8 @@ class Environment:
         if tool is None:
             return self._error(f"Tool '{name}' not found.")
         parsed = _parse_arguments(arguments)
+        if parsed is _TOO_DEEP:
+            return self._error(f"{_TOO_DEEP} for '{name}'")
         if isinstance(parsed, str):
             return self._error(f"arguments for '{name}' are not valid JSON: {parsed}")
         if tool.check_argument_types:
@@ -86,15 +89,64 @@ class Environment:
             value = tool.run(**parsed)
         except Exception as exc:  # a tool refusing a call is part of the conversation
             return self._error(str(exc) or type(exc).__name__)
+        except (SystemExit, KeyboardInterrupt) as exc:
+            # Not a refusal the model could read: the tool tried to end the process. The
+            # scenario is an error naming the tool; the sweep goes on.
+            what = f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else "raised KeyboardInterrupt"
+            raise InfrastructureError(
+                f"the {self.side}'s tool {tool.name!r} ({_qualified(tool)}) {what} while running a call: a tool "
+                "refuses a call by raising an exception (ToolError), it never ends the process"
+            ) from None
+        try:
+            text = serialize_result(value)
+        except Exception as exc:  # tuple keys, a cycle, a failing __str__: the tool's bug, named
+            raise InfrastructureError(
+                f"the {self.side}'s tool {tool.name!r} ({_qualified(tool)}) returned a value that cannot be "
+                f"written as text: {type(exc).__name__}: {_describe(exc)} (return a string, a number, or JSON data)"
+            ) from None
         if tool.action_name:
             self.actions.append({"name": tool.action_name, "arguments": copy_db(parsed)})
         if self.after_success is not None:
             self.after_success()
-        return ToolResult(serialize_result(value), False, tool.ends_conversation)
+        return ToolResult(text, False, tool.ends_conversation)
+
+    def runs_inline(self, name: str) -> bool:
+        """Whether a call of ``name`` runs on the caller's thread: the built-in domains' tools (fast,
+        pure Python) do; a user domain's tools run off the event loop (:mod:`conversation.loop`)."""
+        tool = self._by_name.get(name)
+        return tool is None or _built_in(type(tool))
 
     def _error(self, message: str) -> ToolResult:
         self.tool_errors += 1
         return ToolResult(f"Error: {message}", True)
+
+
+def _qualified(tool: Tool) -> str:
+    cls = type(tool)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _describe(exc: BaseException) -> str:
+    try:
+        return str(exc)[:300]
+    except Exception:  # an exception whose own __str__ fails
+        return "(its message cannot be shown)"
+
+
+_BUILT_IN: dict[type, bool] = {}
+
+
+def _built_in(cls: type) -> bool:
+    known = _BUILT_IN.get(cls)
+    if known is None:
+        known = _BUILT_IN[cls] = cls.__module__.startswith("pytest_tau2.")
+    return known
+
+
+MAX_ARGUMENT_DEPTH = 64
+"""How deeply a tool call's arguments may nest (objects and lists). Real calls nest a few levels;
+a model sending hundreds would break every recursive walk after it (copying, schema checks,
+writing the transcript), so such a call is refused as a tool error the model sees."""
 
 
 def _parse_arguments(arguments: Mapping[str, JSONValue] | str | None) -> JSONObject | str:
@@ -102,14 +154,45 @@ def _parse_arguments(arguments: Mapping[str, JSONValue] | str | None) -> JSONObj
     if arguments is None or arguments == "":
         return {}
     if isinstance(arguments, str):
+        if arguments.count("[") + arguments.count("{") > MAX_ARGUMENT_DEPTH and _too_deep(arguments):
+            return _TOO_DEEP
         try:
             value = json.loads(arguments)
         except json.JSONDecodeError as exc:
             return f"{exc.msg} at position {exc.pos} in {arguments[:200]!r}"
+        except RecursionError:
+            return _TOO_DEEP
         if not isinstance(value, dict):
             return f"expected a JSON object, got {type(value).__name__}"
         return value
     return dict(arguments)
+
+
+_TOO_DEEP = f"arguments nested too deeply (more than {MAX_ARGUMENT_DEPTH} levels of objects and lists)"
+
+
+def _too_deep(text: str) -> bool:
+    """Whether the JSON text opens more than MAX_ARGUMENT_DEPTH brackets at once (outside strings),
+    read without parsing (json.loads itself recurses once per level)."""
+    depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_ARGUMENT_DEPTH:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
 
 
 _VALIDATORS: dict[type[Tool], Validator] = {}

@@ -141,6 +141,8 @@ def _reply_data(completion: Completion) -> dict[str, Any]:
     reply["model"] = completion.model
     reply["usage"] = {"prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens}
     reply["cost_usd"] = completion.cost
+    if completion.note:
+        reply["note"] = completion.note
     return reply
 
 
@@ -159,6 +161,7 @@ def _completion(reply: Mapping[str, Any]) -> Completion:
         model=str(reply.get("model") or ""),
         raw={},
         replayed=True,
+        note=reply.get("note"),
     )
 
 

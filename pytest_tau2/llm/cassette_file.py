@@ -10,9 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +20,7 @@ import yaml
 
 from pytest_tau2.errors import Tau2Error
 from pytest_tau2.llm.secrets import redact
+from pytest_tau2.report.atomic import write_text_atomic
 
 __all__ = [
     "FORMAT",
@@ -132,6 +131,9 @@ class _Dumper(yaml.SafeDumper):  # type: ignore[misc]
     line separators, tabs) stay quoted. (The Python emitter: libyaml's takes no such hint.)
     """
 
+    def ignore_aliases(self, data: Any) -> bool:
+        return True  # never anchors and aliases: a loaded cassette must be a plain tree (see _refuse_aliases)
+
     def analyze_scalar(self, scalar: str) -> Any:
         analysis = super().analyze_scalar(scalar)
         if not analysis.allow_block and "\n" in scalar and all(map(_block_safe, scalar)):
@@ -210,15 +212,7 @@ def write(path: Path, name: str, calls: list[Interaction]) -> None:
     """Write ``calls`` atomically (a crash never leaves half a cassette)."""
     text = HEADER + _dump({"format": FORMAT, "scenario": name, "calls": _compress(calls)})
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would make a committed cassette private to its recorder
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, text)  # the umask's mode (mkstemp's 0600 would make a committed cassette private)
 
 
 def load(path: Path) -> list[Interaction]:
@@ -227,6 +221,7 @@ def load(path: Path) -> list[Interaction]:
         data = yaml.load(path.read_text("utf-8"), Loader=_Loader)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise CassetteError(f"cassette {path} cannot be read: {exc}") from None
+    _refuse_aliases(data, path)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__
         raise CassetteError(f"cassette {path}: expected 'format: {FORMAT}' at the top, found {found!r}")
@@ -241,6 +236,29 @@ def load(path: Path) -> list[Interaction]:
             problem = f"{type(exc).__name__}: {exc}"
             raise CassetteError(f"cassette {path}: call n={position} is malformed ({problem})") from None
     return out
+
+
+def _refuse_aliases(data: object, path: Path) -> None:
+    """Refuse a document in which a mapping or list is reached twice: a YAML alias (``*name``).
+
+    Loading shares an aliased node instead of copying it, so a few hundred bytes of nested
+    aliases ("billion laughs") load at once but unfold into billions of strings when walked
+    (matched, masked, replayed). pytest-tau2 never writes aliases; one in a cassette is refused,
+    whole, before anything walks it. The check visits each node once.
+    """
+    seen: set[int] = set()
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict | list):
+            continue
+        if id(node) in seen:
+            raise CassetteError(
+                f"cassette {path}: uses YAML aliases (a '&anchor' reused as '*alias'); cassettes are plain "
+                "trees (pytest-tau2 never writes aliases), so this file was edited or crafted: re-record it"
+            )
+        seen.add(id(node))
+        stack.extend(node.values() if isinstance(node, dict) else node)
 
 
 def _interaction(entry: object, position: int, earlier: list[Interaction]) -> Interaction:
@@ -266,4 +284,38 @@ def _interaction(entry: object, position: int, earlier: list[Interaction]) -> In
     request = {"model": str(stored["model"]), "args": dict(stored.get("args") or {}), "tools": tools or None}
     request["messages"] = messages
     side = str(entry["side"])
+    _check_reply(reply)
     return Interaction(side, int(entry["call"]), request, reply, match_key(request))
+
+
+def _check_reply(reply: Mapping[str, Any]) -> None:
+    """A recorded reply holds what a replay reads, of the types it reads (a tampered file says where)."""
+    content = reply.get("content")
+    if content is not None and not isinstance(content, str):
+        raise TypeError(f"reply 'content' must be a string or null, found {type(content).__name__}")
+    for name in ("model", "note"):
+        if reply.get(name) is not None and not isinstance(reply.get(name), str):
+            raise TypeError(f"reply {name!r} must be a string, found {type(reply.get(name)).__name__}")
+    usage = reply.get("usage")
+    if usage is not None and not isinstance(usage, Mapping):
+        raise TypeError(f"reply 'usage' must be a mapping of token counts, found {type(usage).__name__}")
+    for name, count in (usage or {}).items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"reply usage {name!r} must be a whole number of tokens, found {count!r}")
+    cost = reply.get("cost_usd")
+    if cost is not None and (
+        isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost < float("inf")
+    ):
+        raise ValueError(f"reply 'cost_usd' must be a number or null, found {cost!r}")
+    calls = reply.get("tool_calls")
+    if calls is None:
+        return
+    if not isinstance(calls, list):
+        raise TypeError(f"reply 'tool_calls' must be a list, found {type(calls).__name__}")
+    for index, call in enumerate(calls, start=1):
+        if not isinstance(call, Mapping):
+            raise TypeError(f"tool call {index} must be a mapping, found {type(call).__name__}")
+        for key in ("id", "name", "arguments"):
+            if not isinstance(call.get(key), str):
+                found = "nothing" if key not in call else type(call[key]).__name__
+                raise ValueError(f"tool call {index} needs a string {key!r}, found {found}")

@@ -7,13 +7,15 @@ completion raises :class:`~pytest_tau2.llm.faults.MalformedReplyError` (retried)
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_tau2.llm.faults import MalformedReplyError
 
-__all__ = ["Completion", "ToolCallRequest", "from_litellm", "from_wire"]
+__all__ = ["Completion", "ToolCallRequest", "from_litellm", "from_wire", "reply_text"]
 
 
 @dataclass
@@ -47,6 +49,51 @@ class Completion:
     model: str
     raw: dict[str, Any]
     replayed: bool = False
+    note: str | None = None
+    """Set when ``text`` is not what the model sent verbatim (:func:`reply_text` says why)."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escaped_surrogates(text: str) -> tuple[str, str | None]:
+    """``text`` with each lone UTF-16 surrogate written as its escape (``\\ud800``): such a
+    character cannot be encoded as UTF-8, so no file, report or later request could carry it."""
+    if not _SURROGATE.search(text):
+        return text, None
+    count = len(_SURROGATE.findall(text))
+    escaped = _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+    return escaped, f"{count} lone UTF-16 surrogate(s) in the model's text, kept as escapes (\\udXXX)"
+
+
+def reply_text(content: object) -> tuple[str | None, str | None]:
+    """The text of a reply's ``content`` and a note when it is not the string the model sent.
+
+    A string passes (lone surrogates escaped); a list of OpenAI text parts
+    (``{"type": "text", "text": ...}``) is joined; anything else (a number, a list of strings,
+    an object) is rendered as JSON text, and the note says so. Both transports read content
+    through here, so a hostile reply reads the same whichever path made the call.
+    """
+    if content is None:
+        return None, None
+    if isinstance(content, str):
+        return _escaped_surrogates(content)
+    if (
+        isinstance(content, list)
+        and content
+        and all(
+            isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+            for part in content
+        )
+    ):
+        return _escaped_surrogates("".join(part["text"] for part in content))
+    try:
+        rendered = json.dumps(content, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        rendered = repr(content)
+    text, surrogates = _escaped_surrogates(rendered)
+    note = f"the model's content was {type(content).__name__}, not a string: rendered as JSON text"
+    return text, note if surrogates is None else f"{note}; {surrogates}"
 
 
 def _no_completion(choices: Any) -> MalformedReplyError:
@@ -66,8 +113,9 @@ def from_litellm(response: Any, default_model: str, price: Callable[[], float | 
         raise MalformedReplyError("the provider's first choice has no message")
     usage = getattr(response, "usage", None)
     calls = getattr(message, "tool_calls", None) or []
+    text, note = reply_text(getattr(message, "content", None))
     return Completion(
-        text=getattr(message, "content", None),
+        text=text,
         tool_calls=[
             ToolCallRequest(
                 id=str(call.id),
@@ -81,6 +129,7 @@ def from_litellm(response: Any, default_model: str, price: Callable[[], float | 
         cost=price(),
         model=str(getattr(response, "model", None) or default_model),
         raw=_dump(response),
+        note=note,
     )
 
 
@@ -112,12 +161,14 @@ def from_wire(body: dict[str, Any], default_model: str, price: Callable[[], floa
         raise MalformedReplyError(
             f"the provider's tool calls are not well formed: {message.get('tool_calls')!r}"
         ) from None
+    text, note = reply_text(message.get("content"))
     return Completion(
-        text=message.get("content"),
+        text=text,
         tool_calls=calls,
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
         cost=price(),
         model=str(body.get("model") or default_model),
         raw=body,
+        note=note,
     )

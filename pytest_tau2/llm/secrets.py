@@ -3,8 +3,14 @@
 A credential is the string value of an argument whose name says so (``api_key``,
 ``azure_ad_token``, ``extra_headers["Authorization"]``, ...), the password of a URL with
 credentials (``http://user:password@host``), the value of a provider-key environment variable
-(``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``AWS_SECRET_ACCESS_KEY``, ...), or a key-shaped
-token (``sk-...``, ``Bearer ...``, ``AIza...``).
+(``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``AWS_SECRET_ACCESS_KEY``, ...), the value of a
+credential-named query parameter of a URL (``ws://host/agent?token=...``,
+``https://host/v1?api-key=...``), or a key-shaped token (``sk-...``, ``Bearer ...``, ``AIza...``).
+
+A value that cannot be a credential is never searched for: the dummy keys local servers are
+given (``"api_key": "none"``, ``EMPTY``, ``x``, ``sk-no-key``), anything shorter than 8
+characters, and words without a digit shorter than 20 characters. Masking such a value would
+rewrite every "none" of every transcript (:func:`could_be_secret`).
 
 Masking works on whole tokens: a secret or a key shape is replaced only where it is not part of
 a longer run of letters and digits, so ordinary text ("risk-assessment-meeting") is never
@@ -17,19 +23,21 @@ import functools
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 __all__ = [
     "MASK",
     "SecretDict",
+    "could_be_secret",
     "is_secret_name",
     "mask_args",
     "mask_json_text",
     "mask_url",
     "redact",
     "redact_data",
+    "redactor",
     "secret_items",
     "secrets_in_json",
 ]
@@ -45,8 +53,22 @@ _SECRET_ENV_SUFFIXES = ("_API_KEY", "_API_TOKEN", "_TOKEN", "_SECRET", "_SECRET_
 # An environment value is masked only when it looks like a key (long, letters and digits, no
 # spaces): a variable such as FEATURE_TOKEN=disabled must not mask the word "disabled".
 _MIN_ENV_SECRET_LEN = 12
-# Explicit secrets shorter than this would mask ordinary words in messages.
-_MIN_EXPLICIT_SECRET_LEN = 4
+# Explicit secrets shorter than this would mask ordinary words and numbers in messages; no
+# provider issues keys this short.
+_MIN_EXPLICIT_SECRET_LEN = 8
+# A value without a digit is a word ("placeholder", "notneeded") unless it is at least this long.
+_MIN_WORDLIKE_SECRET_LEN = 20
+# The dummy keys that local OpenAI-compatible servers (vLLM, Ollama, llama.cpp, LM Studio) are
+# documented with, compared without case: they are placeholders, not credentials.
+DUMMY_KEYS = frozenset(
+    {
+        "none", "null", "nil", "empty", "x", "xx", "xxx", "dummy", "fake", "test", "unused", "placeholder",
+        "na", "n/a", "no-key", "nokey", "no_key", "not-needed", "notneeded", "not-required", "key", "apikey",
+        "api-key", "api_key", "token", "secret", "password", "changeme", "anything", "local", "ollama", "vllm",
+        "lm-studio", "lmstudio", "llama.cpp", "sk-no-key", "sk-no-key-required", "sk-none", "sk-dummy", "sk-fake",
+        "sk-test", "sk-local", "sk-xxx", "sk-1234", "sk-12345", "sk-123456", "sk-xxxxxxxx", "sk-placeholder",
+    }
+)  # fmt: skip
 # A token boundary: no letter or digit (nor the key alphabet's '_' and '-') right before or after.
 _KEY_CHARS = r"A-Za-z0-9_\-"
 _BEFORE = rf"(?<![{_KEY_CHARS}])"
@@ -74,6 +96,17 @@ _SECRET_PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...] = (
 )
 # ``scheme://user:password@host``: the password part (up to the '@' that ends the userinfo).
 _URL_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@'\"]*:)(?P<password>[^\s/@'\"]+)(?=@)")
+# Query parameter names whose values are credentials (``token``, ``key``, ``api-key``, ``sig``,
+# ``X-Amz-Signature``, ``access_token``, ``password``, ``secret``, ``auth``, ``jwt``, ``session``...).
+_SECRET_PARAM_WORDS = r"(?:key|token|secret|passw|pwd|sig|auth|credential|jwt|session)"
+_PARAM_NAME_CHAR = r"[^=&;#?\s'\"<>/]"
+# One credential ``name=value`` of a query string (or of a fragment holding parameters, as
+# OAuth's ``#access_token=``), in a URL or in a bare path a server echoes back
+# (``no route for POST /v1/?api-key=...``): the value up to the next separator.
+_QUERY_SECRET = re.compile(
+    rf"(?P<head>[?&;#]{_PARAM_NAME_CHAR}*{_SECRET_PARAM_WORDS}{_PARAM_NAME_CHAR}*=)(?P<value>[^&;#\s'\"<>]+)",
+    re.IGNORECASE,
+)
 
 
 def is_secret_name(name: str) -> bool:
@@ -81,15 +114,41 @@ def is_secret_name(name: str) -> bool:
     return _SECRET_NAME.search(name) is not None
 
 
+def could_be_secret(value: str) -> bool:
+    """Whether ``value`` may be a real credential, worth masking wherever it shows up.
+
+    Not: a dummy key (``none``, ``EMPTY``, ``x``, ``sk-no-key``, :data:`DUMMY_KEYS`), anything
+    shorter than 8 characters, nor a value without a digit shorter than 20 characters (a word
+    such as ``placeholder``). Provider keys are longer and hold digits; masking a placeholder
+    would rewrite that word in every transcript and cassette, and a cassette recorded so would
+    replay under no other key.
+    """
+    value = value.strip()
+    if len(value) < _MIN_EXPLICIT_SECRET_LEN or value.lower() in DUMMY_KEYS:
+        return False
+    if len(set(value.lower())) <= 1:  # "xxxxxxxx", "00000000"
+        return False
+    return any(c.isdigit() for c in value) or len(value) >= _MIN_WORDLIKE_SECRET_LEN
+
+
 def secret_items(args: Mapping[str, object]) -> Iterable[tuple[str, str]]:
-    """``(name, value)`` of every credential among model arguments, nested mappings included."""
+    """``(name, value)`` of every credential among model arguments, nested mappings included
+    (URL passwords and credential query values too)."""
     for name, value in args.items():
         if isinstance(value, Mapping):
             yield from secret_items(value)
         elif isinstance(value, str) and _SECRET_NAME.search(str(name)):
             yield name, value
-        elif isinstance(value, str) and (password := _url_password(value)):
-            yield name, password
+        elif isinstance(value, str) and "://" in value:
+            if password := _url_password(value):
+                yield name, password
+            for param in _query_secrets(value):
+                yield name, param
+
+
+def _query_secrets(url: str) -> list[str]:
+    """The values of the credential-named query parameters of ``url``."""
+    return [m.group("value") for m in _QUERY_SECRET.finditer(url)] if "=" in url else []
 
 
 def _url_password(value: str) -> str | None:
@@ -110,16 +169,21 @@ def mask_args(args: Mapping[str, Any]) -> dict[str, Any]:
             masked[name] = mask_args(value)
         elif isinstance(value, str) and _SECRET_NAME.search(str(name)):
             masked[name] = MASK
-        elif isinstance(value, str) and (password := _url_password(value)):
-            masked[name] = value.replace(f":{password}@", f":{MASK}@", 1)
+        elif isinstance(value, str) and "://" in value:
+            masked[name] = mask_url(value)
         else:
             masked[name] = value
     return masked
 
 
 def mask_url(url: str) -> str:
-    """``url`` with the password of its userinfo masked: ``ws://bob:***@host:8765``."""
-    return _URL_USERINFO.sub(lambda m: m.group("head") + MASK, url)
+    """``url`` (or a text holding URLs) with its credentials masked: the password of the userinfo
+    (``ws://bob:***@host:8765``) and the values of credential-named query parameters
+    (``ws://host/agent?token=***&lang=en``, ``https://host/v1?api-key=***``)."""
+    masked = _URL_USERINFO.sub(lambda m: m.group("head") + MASK, url) if "://" in url else url
+    if "=" in masked:
+        masked = _QUERY_SECRET.sub(lambda m: m.group("head") + MASK, masked)
+    return masked
 
 
 # ``"<credential-named key>": "<value>"`` inside JSON text, parseable or not.
@@ -161,25 +225,32 @@ class SecretDict(dict[str, Any]):
 def redact(text: str, secrets: Iterable[str] | None = None) -> str:
     """Replace credentials in ``text`` with ``***``, whole tokens only.
 
-    Masks the given ``secrets`` (e.g. :meth:`ModelConfig.secrets`, at least 4 characters), the
-    values of provider-key environment variables (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``,
-    ... that look like keys), passwords in URLs (``ws://user:***@host``), and key-shaped tokens
-    (``sk-...``, ``Bearer ...``). A secret or shape is replaced only where it is not part of a
-    longer word: "risk-assessment-meeting" stays as it is.
+    Masks the given ``secrets`` (e.g. :meth:`ModelConfig.secrets`; only those that
+    :func:`could_be_secret`, never a dummy key such as ``none``), the values of provider-key
+    environment variables (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ... that look like keys),
+    passwords and credential query values in URLs (``ws://user:***@host/?token=***``), and
+    key-shaped tokens (``sk-...``, ``Bearer ...``). A secret or shape is replaced only where it is
+    not part of a longer word: "risk-assessment-meeting" stays as it is.
     """
     return _redact(text, _candidates(secrets))
 
 
+def redactor(secrets: Iterable[str] | None = None) -> Callable[[str], str]:
+    """:func:`redact` with ``secrets`` and the environment's keys looked up once, for many texts."""
+    candidates = _candidates(secrets)
+    return lambda text: _redact(text, candidates)
+
+
 def _candidates(secrets: Iterable[str] | None) -> frozenset[str]:
-    """The given secrets long enough to mask, plus the key-like values of the environment."""
-    return frozenset({s for s in (secrets or ()) if len(s) >= _MIN_EXPLICIT_SECRET_LEN} | _env_secrets())
+    """The given secrets that could be credentials, plus the key-like values of the environment."""
+    return frozenset({s for s in (secrets or ()) if could_be_secret(s)} | _env_secrets())
 
 
 def _redact(text: str, candidates: frozenset[str]) -> str:
     present = frozenset(s for s in candidates if s in text)
     if present:
         text = _secrets_pattern(present).sub(MASK, text)
-    if "://" in text:
+    if "://" in text or "=" in text:
         text = mask_url(text)
     for prefixes, pattern, replacement in _SECRET_PATTERNS:
         if any(prefix in text for prefix in prefixes):
@@ -211,6 +282,8 @@ def _may_need_redaction(text: str, candidates: Iterable[str]) -> bool:
     if any(secret in text for secret in candidates):
         return True
     if "://" in text and _URL_USERINFO.search(text):  # a plain api_base URL has nothing to mask
+        return True
+    if "=" in text and _QUERY_SECRET.search(text):
         return True
     return any(prefix in text for prefixes, _, _ in _SECRET_PATTERNS for prefix in prefixes)
 

@@ -36,7 +36,9 @@ from pytest_tau2.plugin.keys import (
 from pytest_tau2.plugin.overrides import FixtureOverrides
 from pytest_tau2.report import subresults
 from pytest_tau2.report.record import ScenarioRecord
+from pytest_tau2.report.run_folder import resume_refusal
 from pytest_tau2.report.subresults import SubResult
+from pytest_tau2.run import participants
 from pytest_tau2.run.catalog import Scenario
 from pytest_tau2.run.participants import Context
 from pytest_tau2.run.pipeline import Judge
@@ -156,10 +158,16 @@ def tau2_outcome(
 ) -> Any:
     """Run the trial (setup phase: an infrastructure failure makes the item an *error*)."""
     node = request.node
-    saved = request.config.stash.get(SAVED_KEY, {}).get(result_folder(node))
+    trial, prefetched = tau2_item_trial.trial, tau2_item_trial.prefetched
+    saved_run = request.config.stash.get(SAVED_KEY, {})
+    agent, user = trial.describe("agent", tau2_agent), trial.describe("user", tau2_user)
+    refused = resume_refusal(saved_run, result_folder(node), agent, user, trial.settings.resume)
+    if refused is not None:  # another agent than the saved results': stop before its conversation
+        request.session.shouldstop = refused
+        pytest.fail(refused, pytrace=False)
+    saved = saved_run.get(result_folder(node))
     if saved is not None:  # --tau2-resume: a complete saved result stands in for the run
         return _resumed(node, saved)
-    trial, prefetched = tau2_item_trial.trial, tau2_item_trial.prefetched
     if prefetched is not None and not trial.all_built_in(tau2_agent, tau2_user, tau2_judge):
         prefetched.future.cancel()  # an override the prefetcher could not see: this item's own run counts
         prefetched = None
@@ -206,11 +214,15 @@ def _prefetcher(request: pytest.FixtureRequest, settings: Settings) -> Prefetche
     saved = config.stash.get(SAVED_KEY, {})
     overrides = config.stash[OVERRIDES_KEY]
 
+    agent, user = participants.describe_agent(settings), participants.describe_user(settings)
+
     def prefetchable(item: pytest.Item) -> str | None:
         if scenario_name(item) is None or overrides.overridden(item):
             return None
         folder = result_folder(item)
-        return None if folder in saved else folder
+        if folder in saved or resume_refusal(saved, folder, agent, user, settings.resume) is not None:
+            return None  # reported from the saved run, or refused by it (tau2_outcome says why)
+        return folder
 
     return prefetching.prefetcher_for(
         request,

@@ -20,6 +20,8 @@ RESULT_KEY = pytest.StashKey[dict[str, Any]]()
 SAVED_KEY = pytest.StashKey[dict[str, dict[str, Any]]]()
 """``--tau2-resume``: the complete saved results by result folder, as record documents (plain
 values: they travel to xdist workers); read through the record where they stand in for a run."""
+FOLDER_NOTES_KEY = pytest.StashKey[list[str]]()
+"""What the results folder's check found worth telling (a model server that moved since the saved run)."""
 PARAM = "tau2_scenario_name"
 TRIAL_PARAM = "tau2_trial"
 SCENARIO_PROPERTY = "tau2_scenario"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from pytest_tau2.plugin.keys import SETTINGS_KEY
+from pytest_tau2.plugin.keys import FOLDER_NOTES_KEY, SETTINGS_KEY
 from pytest_tau2.run.session import header_lines
 from pytest_tau2.settings import OPTIONS
 
@@ -35,4 +37,17 @@ def add_markers(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    return header_lines(config.stash[SETTINGS_KEY])
+    from pytest_tau2.plugin.item import OVERRIDES_KEY
+
+    overrides = config.stash.get(OVERRIDES_KEY, None)
+    defined = overrides.defined if overrides is not None else {}
+    fixtures = {name: [_shown_path(config, f) for f in files] for name, files in defined.items()}
+    notes: list[str] = config.stash.get(FOLDER_NOTES_KEY, [])
+    return header_lines(config.stash[SETTINGS_KEY], fixtures=fixtures, notes=notes)
+
+
+def _shown_path(config: pytest.Config, file: str) -> str:
+    try:
+        return Path(file).resolve().relative_to(config.rootpath).as_posix()
+    except ValueError:
+        return file

@@ -35,11 +35,16 @@ class FixtureOverrides:
         """A plugin that is not a conftest defines one: it applies to every item."""
         self._under: dict[str, bool] = {}
         """Test file -> whether one of :attr:`folders` holds it (asked for every item, often twice)."""
+        self.defined: dict[str, list[str]] = {}
+        """Fixture name -> the files (conftest.py or plugin modules) that define it, as registered."""
 
     def pytest_plugin_registered(self, plugin: object) -> None:
         if not isinstance(plugin, ModuleType) or plugin.__name__ == _OURS or not _defines_one(plugin):
             return
         file = getattr(plugin, "__file__", None)
+        for name in PARTICIPANT_FIXTURES:
+            if callable(getattr(plugin, name, None)):
+                self.defined.setdefault(name, []).append(str(file or plugin.__name__))
         if file is not None and Path(file).name == "conftest.py":
             self.folders.append(Path(file).resolve().parent)
             self._under.clear()

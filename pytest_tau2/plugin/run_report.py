@@ -24,6 +24,7 @@ from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.run_folder import RunFolder
 from pytest_tau2.report.run_record import ErrorEntry, RunMetrics
 from pytest_tau2.report.summary import render
+from pytest_tau2.report.terminal import escape_controls
 from pytest_tau2.report.views import RunFiles, write_views
 
 UNREPORTED_KEY = "tau2_unreported"
@@ -87,8 +88,10 @@ class RunReport:
             }
 
     def _write(self, nodeid: str, payload: dict[str, Any]) -> None:
-        self.results[nodeid] = ScenarioRecord.read(payload["metrics"])
+        record = self.results[nodeid] = ScenarioRecord.read(payload["metrics"])
         self.errors.pop(nodeid, None)
+        if self.folder is not None:
+            self.folder.observe(record.agent, record.user)  # run.json names the agent the results name
         if self._write_files(payload):
             # Reports stay in memory until the session ends (pytest keeps them for its summary):
             # keep the metrics, drop the file texts (transcripts, DB dumps) once they are on disk.
@@ -157,6 +160,8 @@ class RunReport:
             text += f"\n{resumed} of {len(metrics)} results resumed from the saved run (not run again)\n"
         if self.folder is not None and self.folder.moved:
             text += f"Leftovers of unfinished scenarios moved aside: {', '.join(self.folder.moved)}\n"
+        for note in self.folder.notes if self.folder is not None else ():
+            text += f"Note: {note}\n"
         return text
 
     @pytest.hookimpl(trylast=True)
@@ -177,7 +182,7 @@ class RunReport:
         terminalreporter.section("tau2 summary")
         text = self.summary_text or self._text(self.session, *self.entries())
         for line in text.rstrip().splitlines():
-            terminalreporter.write_line(line)
+            terminalreporter.write_line(escape_controls(line))  # all_summary.txt keeps the exact text
         for failure in self.write_failures:
             terminalreporter.write_line(f"warning: could not write {failure}", yellow=True)
         terminalreporter.write_line(f"results: {self.results_dir}")

@@ -13,6 +13,7 @@ from pytest_tau2.plugin import invocation, worker_settings
 from pytest_tau2.plugin.gc_policy import freeze_at_session_end, session_configured
 from pytest_tau2.plugin.keys import (
     CATALOG_KEY,
+    FOLDER_NOTES_KEY,
     SAVED_KEY,
     SETTINGS_KEY,
     is_controller_of_workers,
@@ -24,6 +25,7 @@ from pytest_tau2.plugin.prefetching import end_controller_idle_time, finish_pref
 from pytest_tau2.plugin.run_report import RunReport
 from pytest_tau2.plugin.selection import ShardSelection
 from pytest_tau2.plugin.selection_hint import SelectionHints, XdistSelectionHints
+from pytest_tau2.plugin.shown import ShownText
 from pytest_tau2.report.run_folder import RunFolder, RunFolderError
 from pytest_tau2.report.shards import parse_shard
 from pytest_tau2.run.catalog import Catalog
@@ -59,9 +61,11 @@ def pytest_configure(config: pytest.Config) -> None:
         except RunFolderError as exc:
             raise pytest.UsageError(str(exc)) from None
         config.stash[SAVED_KEY] = folder.saved
+        config.stash[FOLDER_NOTES_KEY] = folder.notes  # the header shows them
     config.pluginmanager.register(
         RunReport(Path(settings.results_dir), is_worker=is_worker(config), folder=folder), "tau2-run-report"
     )
+    config.pluginmanager.register(ShownText(settings), "tau2-shown-text")  # masked, control characters escaped
     if config.pluginmanager.hasplugin("xdist"):
         from pytest_tau2.plugin.xdist_hooks import XdistHooks
 

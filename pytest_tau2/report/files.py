@@ -7,13 +7,13 @@ interrupted run keeps everything that finished.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
+
+from pytest_tau2.report.atomic import write_text_atomic
 
 if TYPE_CHECKING:
     from pytest_tau2.report.record import ScenarioRecord
@@ -21,29 +21,16 @@ if TYPE_CHECKING:
 
 
 def write_json(path: Path, data: object) -> None:
-    """Atomically write ``data`` as indented JSON (dates and other objects via ``str``)."""
+    """Atomically write ``data`` as indented JSON (dates and other objects via ``str``), in the umask's mode."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(dumps(data))  # one write: json.dump writes every token on its own (60k for all_metrics)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, dumps(data))  # one write: json.dump writes every token on its own (60k for all_metrics)
 
 
 def write_text(path: Path, text: str, *, make_parent: bool = True) -> None:
+    """Atomically write ``text``; the file gets the umask's mode, as every result file (report/atomic.py)."""
     if make_parent:
         path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, text)
 
 
 def scenario_payload(

@@ -8,13 +8,21 @@ run.json, report.html and, when every shard left one, junit.xml.
 It refuses, naming the folders and what differs:
 
 - folders whose run.json fingerprints differ (agent, user, judge, model arguments, limits,
-  verdict options, the data pin): their verdicts are not of one run;
+  verdict options, the data pin): their verdicts are not of one run. The agent and user are
+  compared as the results name them (a conftest's Python agent: ``python:<module>.<class>@<version>``);
+  a folder without results did not learn its agent, so only its other settings are compared.
+  The model servers' addresses (run.json's ``endpoints``) may differ: each shard may have its
+  own server; the merge warns and records every address;
 - scenarios whose recorded tau2 data differs (commit, pinned or not) between folders;
 - a scenario (or trial) present in two folders;
 - an incomplete set of shards: run.json says ``I/N``; each of 1..N must be there exactly once
   (unsharded folders may be merged with each other, never with shards);
 - a folder whose run has not finished (it holds the run's lock, or scenario folders without
-  all_metrics.json).
+  all_metrics.json);
+- a folder whose files disagree with each other: a scenario's metrics.json and its entry in
+  all_metrics.json (verdict, stop reason, any signal, a gating sub-result, the error), or its
+  junit.xml test case (missing, extra, or with other properties). Each file is written from the
+  same record, so a difference means a file was edited or lost.
 """
 
 from __future__ import annotations
@@ -23,8 +31,10 @@ import argparse
 import datetime as _dt
 import json
 import os
+import re
 import shutil
 import sys
+import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +45,7 @@ from pytest_tau2.errors import Tau2Error
 from pytest_tau2.report import files
 from pytest_tau2.report.junit_merge import JUnitMergeError, merge_junit
 from pytest_tau2.report.record import ScenarioRecord
-from pytest_tau2.report.run_folder import LOCK_FILE, RUN_FILE
+from pytest_tau2.report.run_folder import LOCK_FILE, PARTICIPANT_KEYS, RUN_FILE
 from pytest_tau2.report.run_record import ErrorEntry, RunInfo, RunMetrics
 from pytest_tau2.report.shards import Shard, parse_shard
 from pytest_tau2.report.views import RunFiles, write_views
@@ -54,6 +64,7 @@ class ShardFolder:
     fingerprint: dict[str, Any]
     shard: Shard | None
     started: str | None
+    endpoints: dict[str, Any] | None = None
     metrics: list[ScenarioRecord] = field(default_factory=list)
     errors: list[ErrorEntry] = field(default_factory=list)
     other: dict[str, Any] = field(default_factory=dict)
@@ -84,7 +95,7 @@ def read_folder(path: Path) -> ShardFolder:
         shard = parse_shard(run.shard) if run.shard else None
     except ValueError as exc:
         raise MergeError(f"{path}/{RUN_FILE}: shard {exc}") from None
-    folder = ShardFolder(path, run.fingerprint, shard, run.started)
+    folder = ShardFolder(path, run.fingerprint, shard, run.started, run.endpoints)
     all_metrics = path / "all_metrics.json"
     if not all_metrics.exists():
         ran = sorted(child.name for child in path.iterdir() if (child / "metrics.json").is_file())
@@ -116,9 +127,12 @@ def check(folders: Sequence[ShardFolder]) -> None:
         if real in seen:
             problems.append(f"{f.path} is given twice")
         seen[real] = f.path
-    first = folders[0]
-    for f in folders[1:]:
-        keys = sorted(set(first.fingerprint) | set(f.fingerprint))
+    first = next((f for f in folders if f.metrics), folders[0])
+    for f in folders:
+        if f is first:
+            continue
+        skip = set() if f.metrics and first.metrics else set(PARTICIPANT_KEYS)  # a folder with no result
+        keys = sorted((set(first.fingerprint) | set(f.fingerprint)) - skip)
         changed = [
             f"{k}: {first.fingerprint.get(k)!r} in {first.path}, {f.fingerprint.get(k)!r} in {f.path}"
             for k in keys
@@ -203,6 +217,9 @@ def merge(dirs: Sequence[Path], into: Path, *, junit: Sequence[Path] | None = No
     folders = [read_folder(Path(d)) for d in dirs]
     check(folders)
     junit_files = _junit_files(folders, junit)
+    problems = [p for i, f in enumerate(folders) for p in _inconsistencies(f, junit_files[i] if junit_files else None)]
+    if problems:
+        raise MergeError("cannot merge: files of a folder disagree:" + "".join(f"\n  {p}" for p in problems[:20]))
     if into.exists() and (not into.is_dir() or any(into.iterdir())):
         raise MergeError(f"--into {into}: exists and is not an empty folder; merge into a new folder")
     into.mkdir(parents=True, exist_ok=True)
@@ -217,8 +234,13 @@ def merge(dirs: Sequence[Path], into: Path, *, junit: Sequence[Path] | None = No
     metrics = [m for _, m in entries]
     errors = sorted((e for f in folders for e in f.errors), key=lambda e: e.scenario)
     document, warnings = _all_metrics(folders, metrics, errors)
+    servers, moved = _endpoints(folders)
+    if moved:
+        warnings.append(
+            "the folders' model servers differ (not part of the fingerprint; run.json lists each): " + moved
+        )
     info = RunInfo(
-        fingerprint=folders[0].fingerprint,
+        fingerprint=next((f for f in folders if f.metrics), folders[0]).fingerprint,
         pytest_tau2=__version__,
         started=min((f.started for f in folders if f.started), default=None),
         resumed=False,
@@ -227,6 +249,7 @@ def merge(dirs: Sequence[Path], into: Path, *, junit: Sequence[Path] | None = No
             "at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "from": [{"folder": str(f.path), "shard": str(f.shard) if f.shard else None} for f in folders],
         },
+        **({"endpoints": servers} if servers else {}),
     )
     files.write_json(into / RUN_FILE, info.document())
     cases = merge_junit(junit_files, into / JUNIT_NAME) if junit_files else None
@@ -234,6 +257,85 @@ def merge(dirs: Sequence[Path], into: Path, *, junit: Sequence[Path] | None = No
     for name, exc in write_views(run):  # a view of the merged files: never lose the merge over it
         warnings.append(f"{name} not written: {type(exc).__name__}: {exc}")
     return Merged(into, len(metrics), len(errors), cases, warnings)
+
+
+SCENARIO_CASE = re.compile(r"^test_scenario\[(?P<name>.+)\]$")
+
+
+def _inconsistencies(folder: ShardFolder, junit: Path | None) -> list[str]:
+    """Where a folder's metrics.json files, all_metrics.json and junit.xml disagree, by scenario."""
+    problems: list[str] = []
+    for entry in folder.metrics:
+        path = folder.path / entry.folder / "metrics.json"
+        try:
+            saved = ScenarioRecord.read(files.loads(path.read_bytes()))
+        except (OSError, ValueError, KeyError, TypeError):
+            problems.append(f"{entry.folder}: {path} is not readable as a metrics.json")
+            continue
+        differs = _differences(dict(entry.junit_properties()), dict(saved.junit_properties()))
+        if differs:
+            problems.append(f"{entry.folder}: {path} and {folder.path / 'all_metrics.json'} differ ({differs})")
+    if junit is None:
+        return problems
+    try:
+        cases = _junit_cases(junit)
+    except JUnitMergeError as exc:
+        return [*problems, str(exc)]
+    names = folder.folders()
+    for name in names:
+        if name not in cases:
+            problems.append(f"{name}: in {folder.path / 'all_metrics.json'} but no test case in {junit}")
+    for name in sorted(set(cases) - set(names)):
+        problems.append(f"{name}: a test case in {junit} but no entry in {folder.path / 'all_metrics.json'}")
+    for entry in folder.metrics:
+        found = cases.get(entry.folder)
+        if found is not None:
+            expected = dict(entry.junit_properties())
+            differs = _differences(
+                expected, {key: found[key] for key in expected if key in found}, ("all_metrics.json", "junit.xml")
+            )
+            if differs:
+                problems.append(f"{entry.folder}: {junit} and {folder.path / 'all_metrics.json'} differ ({differs})")
+    return problems
+
+
+def _differences(
+    a: dict[str, str], b: dict[str, str], names: tuple[str, str] = ("all_metrics.json", "metrics.json")
+) -> str:
+    keys = [key for key in dict.fromkeys([*a, *b]) if a.get(key) != b.get(key)]
+    return "; ".join(f"{key}: {a.get(key)!r} in {names[0]}, {b.get(key)!r} in {names[1]}" for key in keys[:4])
+
+
+def _junit_cases(path: Path) -> dict[str, dict[str, str]]:
+    """Scenario (or trial) name -> the JUnit properties of its test case."""
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError) as exc:
+        raise JUnitMergeError(f"cannot read the JUnit file {path}: {exc}") from None
+    cases: dict[str, dict[str, str]] = {}
+    for case in root.iter("testcase"):
+        match = SCENARIO_CASE.match(case.get("name") or "")
+        if match:
+            props = {str(p.get("name")): str(p.get("value")) for p in case.iter("property")}
+            cases[match.group("name")] = props
+    return cases
+
+
+def _endpoints(folders: Sequence[ShardFolder]) -> tuple[dict[str, Any], str]:
+    """Each side's model server (one address, or the sorted addresses when the folders differ),
+    and what differs, as text ('' when nothing does)."""
+    by_side: dict[str, set[str]] = {}
+    for f in folders:
+        for side, where in (f.endpoints or {}).items():
+            by_side.setdefault(side, set()).update(where if isinstance(where, list) else [str(where)])
+    merged: dict[str, Any] = {}
+    differ: list[str] = []
+    for side, found in sorted(by_side.items()):
+        names = sorted(found)
+        merged[side] = names[0] if len(names) == 1 else names
+        if len(names) > 1:
+            differ.append(f"{side}: {', '.join(names)}")
+    return merged, "; ".join(differ)
 
 
 def _junit_files(folders: Sequence[ShardFolder], given: Sequence[Path] | None) -> list[Path]:

@@ -74,7 +74,9 @@ SignalName = Annotated[str, WithJsonSchema(ref("signal"))]
 MetricNames = Annotated[list[str], WithJsonSchema(ref("metric_names"))]
 JsonValue = Annotated[object, WithJsonSchema(ref("json_value"))]
 """A value kept as it came (pydantic checks nothing of it); its schema is ``$defs/json_value``."""
-STOP_REASONS = ("exit", "transfer", "user_stop", "max_turns", "timeout", "too_many_tool_errors", "error")
+STOP_REASONS = (
+    "exit", "transfer", "user_stop", "max_turns", "timeout", "too_many_tool_errors", "user_max_steps", "error",
+)  # fmt: skip
 RECORD_MODES = ("none", "once", "new_episodes", "all")
 
 
@@ -306,10 +308,15 @@ class ScenarioRecord(Part):
     )
     agent: str = Field(
         "",
-        description="The agent used: oracle, litellm:<model>, websocket:<url>, replay:<path>, or a custom fixture's "
-        "description.",
+        description="The agent used: oracle, litellm:<model>, websocket:<url>, replay:<path>, or, for an agent a "
+        "conftest's tau2_agent fixture made, python:<module>.<class>@<version> (its tau2_version attribute, else "
+        "sha256: and 12 hex digits of its class's source).",
     )
-    user: str = Field("", description="The user simulator used: scripted or litellm:<model>.")
+    user: str = Field(
+        "",
+        description="The user simulator used: scripted, litellm:<model>, or python:<module>.<class>@<version> for "
+        "a tau2_user fixture's own.",
+    )
     models: Models = Field(
         default_factory=dict,
         description="Model configuration per side (credentials masked); null for a side without a model.",

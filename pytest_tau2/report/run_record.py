@@ -106,3 +106,6 @@ class RunInfo(Part):
     """``--tau2-shard I/N`` of the run, or None."""
     merged: dict[str, Any] | None = None
     """Set by ``pytest-tau2 merge``: when, and from which folders."""
+    endpoints: dict[str, Any] | None = None
+    """The model server (``api_base``, credentials masked) of each side that names one: recorded,
+    not part of the fingerprint (a merge of shards with their own servers: the sorted list of each side's)."""

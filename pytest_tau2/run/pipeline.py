@@ -36,6 +36,7 @@ def limits_for(scenario: Scenario, settings: Settings) -> Limits:
         max_turns=scenario.max_turns if settings.max_turns is None else settings.max_turns,
         max_duration=scenario.max_duration if settings.max_duration is None else settings.max_duration,
         max_tool_errors=settings.max_tool_errors,
+        max_user_steps=settings.max_user_steps,
     )
 
 

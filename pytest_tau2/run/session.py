@@ -4,9 +4,11 @@ run header's words for the agent, the user, the judge and the recording mode. No
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from pytest_tau2.llm.secrets import redact
+from pytest_tau2.llm.secrets import redact, redactor
+from pytest_tau2.report.run_folder import endpoints
+from pytest_tau2.report.terminal import escape_controls
 from pytest_tau2.run import participants
 from pytest_tau2.settings import Settings
 
@@ -16,20 +18,49 @@ def shown(text: str, secrets: Sequence[str] = ()) -> str:
     return redact(text, secrets)
 
 
-def header_lines(settings: Settings) -> list[str]:
-    """The ``tau2:`` lines of the run header: who talks, where results go, what decides, recording."""
+def terminal_text(secrets: Sequence[str] = ()) -> Callable[[str], str]:
+    """A function giving a text as pytest may print and report it (the terminal, JUnit XML):
+    credentials masked and control characters escaped (report/terminal.py); result files keep
+    the exact text. The credentials are looked up once, when it is made."""
+    mask = redactor(secrets)
+    return lambda text: escape_controls(mask(text))
+
+
+def header_lines(
+    settings: Settings, *, fixtures: Mapping[str, Sequence[str]] | None = None, notes: Sequence[str] = ()
+) -> list[str]:
+    """The ``tau2:`` lines of the run header: who talks, where results go, what decides, recording.
+
+    ``fixtures``: the files that define a ``tau2_agent`` / ``tau2_user`` fixture of their own
+    (known before collection): the header names the fixture, since its object, and so its
+    ``python:<module>.<class>@<version>`` name, exists only once a scenario asks for it (the
+    summary, metrics.json and run.json then name it). ``notes``: the results folder's (a model
+    server that moved since the saved run).
+    """
     s = settings
+    fixtures = fixtures or {}
+    agent = _fixture("tau2_agent", fixtures) or participants.describe_agent(s)
+    user = _fixture("tau2_user", fixtures) or participants.describe_user(s)
     lines = [
-        f"tau2: agent={participants.describe_agent(s)} user={participants.describe_user(s)} "
-        f"judge={s.judge_model or 'none (NL assertions skipped)'}",
+        f"tau2: agent={agent} user={user} judge={s.judge_model or 'none (NL assertions skipped)'}",
         f"tau2: results={s.results_dir}",
         _verdict_line(s),
     ]
+    servers = endpoints(s)
+    if servers:
+        shown_servers = " ".join(f"{side}={url}" for side, url in servers.items())
+        lines.append(f"tau2: model servers: {shown_servers} (recorded in run.json, not part of its fingerprint)")
+    lines += [f"tau2: note: {note}" for note in notes]
     if s.recording is not None:
         from pytest_tau2.llm.cassette import describe_mode
 
         lines.append(f"tau2: {describe_mode(s.recording, s.cassette_dir, participants.uses_llm(s))}")
     return lines
+
+
+def _fixture(name: str, fixtures: Mapping[str, Sequence[str]]) -> str | None:
+    files = fixtures.get(name)
+    return f"{name} fixture in {', '.join(files)}" if files else None
 
 
 def _verdict_line(s: Settings) -> str:

@@ -17,8 +17,10 @@ from typing import Any
 from pytest_tau2.conversation.protocol import Participant
 from pytest_tau2.environment.tools import resolve_tool
 from pytest_tau2.report import files
+from pytest_tau2.report.identity import python_identity
 from pytest_tau2.report.metrics import build_record
 from pytest_tau2.report.record import ScenarioRecord
+from pytest_tau2.report.terminal import escape_controls
 from pytest_tau2.run import participants
 from pytest_tau2.run.agent_side import ProvidesAgentSide
 from pytest_tau2.run.outcome import ScenarioOutcome
@@ -40,7 +42,8 @@ class TrialResult:
     payload: dict[str, Any]
     """``{"folder", "metrics", "files"}``: what report/files.py writes."""
     infra_text: str | None
-    """The infrastructure error (redacted), when the conversation could not be run to its end."""
+    """The infrastructure error (redacted, control characters escaped: what the terminal shows),
+    when the conversation could not be run to its end."""
     fatal: bool = False
     """That error would end every later trial the same way (no API key): the run stops."""
 
@@ -115,15 +118,16 @@ class Trial:
         return self.built_in(agent) and self.built_in(user) and judged_here
 
     def describe(self, side: str, participant: object) -> str:
-        """How metrics name a side: its kind (``oracle``, ``litellm:MODEL``), or
-        ``python:<module>.<class>`` for a participant no kind built."""
+        """How metrics, run.json and the summary name a side: its kind (``oracle``,
+        ``litellm:MODEL``), or ``python:<module>.<class>@<version>`` for a participant no kind
+        built (report/identity.py)."""
         if participant is None or self.built_in(participant):
             return (
                 participants.describe_agent(self.settings)
                 if side == "agent"
                 else participants.describe_user(self.settings)
             )
-        return f"python:{type(participant).__module__}.{type(participant).__qualname__}"
+        return python_identity(participant)
 
     # ---- running -------------------------------------------------------------------------------
 
@@ -176,15 +180,17 @@ class Trial:
             self.result_name,
             outcome,
             metrics,
-            metadata=self.metadata(),
+            metadata=self.metadata(agent=metrics.agent, user=metrics.user),
             tool_schemas=self.tool_schemas(),
             save_db=self.settings.save_db,
             redact=ctx.redact_data,
         )
-        return TrialResult(metrics, payload, infra_text, fatal=bool(getattr(infra, "fatal", False)))
+        shown = escape_controls(infra_text) if infra_text is not None else None  # metrics.json keeps it exact
+        return TrialResult(metrics, payload, shown, fatal=bool(getattr(infra, "fatal", False)))
 
-    def metadata(self) -> dict[str, Any]:
-        """metadata.json: what the scenario is, and who took part."""
+    def metadata(self, *, agent: str | None = None, user: str | None = None) -> dict[str, Any]:
+        """metadata.json: what the scenario is, and who took part (``agent``/``user``: as
+        :meth:`describe` names them; default: the configured kinds)."""
         s = self.scenario
         return {
             "scenario": s.name,
@@ -199,8 +205,8 @@ class Trial:
             "initialization_actions": s.initialization_actions,
             "reference_answer": s.reference_answer,
             "gold_actions": s.gold_actions(),
-            "agent": participants.describe_agent(self.settings),
-            "user": participants.describe_user(self.settings),
+            "agent": agent or participants.describe_agent(self.settings),
+            "user": user or participants.describe_user(self.settings),
             "models": self.context.models(),
             "labels": {"behavior_config": s.user_persona.behavior_config, "voice_config": s.user_persona.voice_config},
         }

@@ -131,7 +131,7 @@ def test_bakery_project_runs_as_written(tmp_path: Path) -> None:
     own_agent = run(["pytest", "my_scenarios", "-v", f"--tau2-results-dir={tmp_path / 'own'}"], project)
     assert outcome(own_agent.stdout, "bakery__carrot_cake") == "PASSED", own_agent.stdout[-3000:]
     metrics = json.loads((tmp_path / "own" / "bakery__carrot_cake" / "metrics.json").read_text("utf-8"))
-    assert metrics["agent"] == "python:my_agent.BakeryAgent"
+    assert re.fullmatch(r"python:my_agent\.BakeryAgent@sha256:[0-9a-f]{12}", metrics["agent"]), metrics["agent"]
 
     # The page's conftest.py that adds the tau2 scenarios next to the bakery.
     if not has_data("retail", "airline", "telecom"):
@@ -163,7 +163,7 @@ def test_python_agent_fixture_override(tmp_path: Path) -> None:
     # The skeleton calls a tool the restaurant does not have, so the scenario fails (not errors).
     assert outcome(done.stdout, "restaurant__pizza_pepperoni") == "FAILED", done.stdout[-3000:]
     metrics = json.loads((results / "restaurant__pizza_pepperoni" / "metrics.json").read_text("utf-8"))
-    assert metrics["agent"] == "python:my_agent.MyAgent"
+    assert re.fullmatch(r"python:my_agent\.MyAgent@sha256:[0-9a-f]{12}", metrics["agent"]), metrics["agent"]
     transcript = (results / "restaurant__pizza_pepperoni" / "transcript.json").read_text("utf-8")
     assert "Let me check that order." in transcript
 

@@ -395,8 +395,10 @@ def run_pytest(
     cwd: Path = REPO_ROOT,
     env: dict[str, str] | None = None,
     timeout: float = 240.0,
+    umask: int | None = None,
 ) -> PytestRun:
-    """``python -m pytest <args> -v --tau2-results-dir <tmp>/results --junitxml <tmp>/junit.xml``."""
+    """``python -m pytest <args> -v --tau2-results-dir <tmp>/results --junitxml <tmp>/junit.xml``
+    (under ``umask`` when given)."""
     results = tmp / "results"
     junit = tmp / "junit.xml"
     full = [
@@ -409,14 +411,19 @@ def run_pytest(
         "no:cacheprovider",
         "-p",
         "no:randomly",
-        "--tau2-results-dir",
-        str(results),
-        "--junitxml",
-        str(junit),
+        f"--tau2-results-dir={results}",  # one argument: an existing folder is not taken for a test path
+        f"--junitxml={junit}",
     ]
     start = time.perf_counter()
     done = subprocess.run(
-        full, cwd=cwd, env=env or subprocess_env(), capture_output=True, text=True, timeout=timeout, check=False
+        full,
+        cwd=cwd,
+        env=env or subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        umask=-1 if umask is None else umask,
     )
     wall = time.perf_counter() - start
     (tmp / "stdout.txt").write_text(done.stdout, "utf-8")  # kept for debugging a failed assertion

@@ -290,3 +290,26 @@ def test_redaction_is_safe_while_another_thread_changes_the_environment() -> Non
     finally:
         stop.set()
         thread.join()
+
+
+def test_one_object_used_twice_is_written_twice_never_as_an_alias(tmp_path: Path) -> None:
+    shared = {"role": "user", "content": "same message"}
+    request = {"model": "openai/m", "args": {}, "tools": None, "messages": [shared, shared]}
+    reply = {"content": "ok", "usage": {"prompt_tokens": 1, "completion_tokens": 1}}
+    path = tmp_path / "c.yaml"
+    write(path, "s", [Interaction("agent", 1, request, reply, match_key(request))])
+    text = path.read_text("utf-8")
+    assert "&id" not in text and "*id" not in text
+    assert load(path)[0].request["messages"] == [shared, shared]
+
+
+def test_a_cassette_with_aliases_is_refused_before_it_is_walked(tmp_path: Path) -> None:
+    laughs: Any = ["lol"] * 9
+    for _ in range(9):
+        laughs = [laughs] * 9
+    data = {"format": 1, "scenario": "s", "calls": [], "x": laughs}
+    path = tmp_path / "bomb.yaml"
+    path.write_text(yaml.safe_dump(data), "utf-8")
+    assert len(path.read_bytes()) < 2000
+    with pytest.raises(CassetteError, match=rf"cassette {path}: uses YAML aliases"):
+        load(path)

@@ -137,7 +137,9 @@ def converse(
 
 
 def test_the_documented_stop_reasons() -> None:
-    assert STOP_REASONS == ("exit", "transfer", "user_stop", "max_turns", "timeout", "too_many_tool_errors", "error")
+    assert STOP_REASONS == (
+        "exit", "transfer", "user_stop", "max_turns", "timeout", "too_many_tool_errors", "user_max_steps", "error",
+    )  # fmt: skip
     assert frozenset({"exit", "transfer"}) == CLEAN_EXIT_REASONS
 
 

@@ -16,7 +16,7 @@ import pytest
 from pytest_tau2.errors import InfrastructureError
 from pytest_tau2.llm import Completion, ModelConfig, RetryPolicy, aclose, acomplete, redact
 from pytest_tau2.llm.faults import GIVE_UP_AFTER, reset_failure_streaks
-from pytest_tau2.llm.secrets import SecretDict, mask_json_text, mask_url, secrets_in_json
+from pytest_tau2.llm.secrets import SecretDict, could_be_secret, mask_json_text, mask_url, redact_data, secrets_in_json
 from tests.support import fixtures
 from tests.support.fake_openai import FakeOpenAIServer, error, raw, sequence, text
 
@@ -218,8 +218,43 @@ def test_key_shapes_are_masked_as_whole_tokens() -> None:
 def test_given_secrets_are_masked_on_word_boundaries() -> None:
     assert redact("given hunter22 and hunter22.", ["hunter22"]) == "given *** and ***."
     assert redact("xhunter22y stays", ["hunter22"]) == "xhunter22y stays"
-    assert redact("a 'test' key, not testing", ["test"]) == "a '***' key, not testing"
     assert redact("abc", ["abc"]) == "abc"  # too short to be told from a word
+
+
+@pytest.mark.parametrize(
+    "dummy", ["none", "None", "EMPTY", "x", "test", "sk-no-key", "not-needed", "ollama", "abc1234", "xxxxxxxxxxxx"]
+)
+def test_dummy_keys_are_never_redaction_patterns(dummy: str) -> None:
+    """The documented ``"api_key": "none"`` of a local server (and its kin) masks no word anywhere."""
+    text_ = f"None of the orders; none shipped. Key {dummy!r} given, {dummy} said: EMPTY box, x marks it."
+    assert not could_be_secret(dummy)
+    assert redact(text_, [dummy]) == text_
+    assert redact_data({"content": text_}, [dummy]) == {"content": text_}
+
+
+@pytest.mark.parametrize("real", ["hunter22-long", "Zq8xW3vLk0pYt7Rm", "a-long-words-only-passphrase"])
+def test_values_that_could_be_keys_are_masked(real: str) -> None:
+    assert could_be_secret(real)
+    assert redact(f"echo {real}.", [real]) == "echo ***."
+
+
+def test_credentials_in_url_queries_are_masked() -> None:
+    assert mask_url("ws://h:8765/agent?token=abc123&lang=en") == "ws://h:8765/agent?token=***&lang=en"
+    assert mask_url("https://h/v1?api-version=2024&api-key=K9x") == "https://h/v1?api-version=2024&api-key=***"
+    assert (
+        mask_url("https://b.s3/x?X-Amz-Credential=AK/1&X-Amz-Signature=f00d&x=1")
+        == "https://b.s3/x?X-Amz-Credential=***&X-Amz-Signature=***&x=1"
+    )
+    assert (
+        redact("failed: GET wss://h/a?sig=s1&password=p2 (403)") == "failed: GET wss://h/a?sig=***&password=*** (403)"
+    )
+    # a path a server echoes back (litellm: "no route for POST /v1/?api-key=Kchat/completions")
+    assert redact("404 for POST /v1/?api-key=Kq1chat/completions") == "404 for POST /v1/?api-key=***"
+    assert redact("http://h/v1?page=2&lang=en") == "http://h/v1?page=2&lang=en"
+    cfg = ModelConfig("openai/m", {"api_base": "http://h/v1?api-key=Kq1234567", "api_key": "none"})
+    assert cfg.safe_dict()["args"] == {"api_base": "http://h/v1?api-key=***", "api_key": "***"}
+    assert cfg.secrets() == ["Kq1234567", "none"]
+    assert redact_data({"said": "the key is Kq1234567"}, cfg.secrets()) == {"said": "the key is ***"}
 
 
 def test_provider_key_environment_values_are_masked(monkeypatch: pytest.MonkeyPatch) -> None:

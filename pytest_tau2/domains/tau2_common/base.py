@@ -220,7 +220,7 @@ def _call_matches(action: JSONObject, call: JSONObject, compare_args: list[str] 
 
         try:
             arguments = json.loads(arguments)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deeply (a tool error already)
             return False
     if not isinstance(arguments, dict):
         return False

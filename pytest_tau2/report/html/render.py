@@ -14,7 +14,6 @@ import functools
 import gzip
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -24,6 +23,7 @@ from jinja2 import Environment, PackageLoader, Template, select_autoescape
 from markupsafe import Markup
 
 from pytest_tau2.report import files
+from pytest_tau2.report.atomic import write_text_atomic
 from pytest_tau2.report.html import formatting
 from pytest_tau2.report.html.loader import Run, ScenarioResult, known_fields, load_details, load_run, raw_files
 from pytest_tau2.report.html.overview_charts import overview_charts
@@ -58,15 +58,10 @@ def write_report(results_dirs: list[Path], output: Path) -> Path:
     output = Path(output)
     html = render_report(runs, output.parent)
     output.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", dir=output.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(html)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, output)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # backslashreplace: a lone surrogate read from a folder written before replies were escaped
+    # (docs/faults.md) is shown as its escape instead of losing the whole report; the mode is
+    # the umask's, as for every other result file.
+    write_text_atomic(output, html, errors="backslashreplace")
     return output
 
 
