@@ -36,6 +36,17 @@ def suite_name(testcase: ET.Element, name: str) -> str:
     return f"{found['id'] if found else case}:{name}"
 
 
+def suite_properties(root: ET.Element) -> dict[str, dict[str, str]]:
+    """Item id -> the properties the testsuites of a file hold for it (``<item id>:<name>``)."""
+    found: dict[str, dict[str, str]] = {}
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    for prop in (p for suite in suites for holder in suite.findall("properties") for p in holder.findall("property")):
+        item, sep, name = (prop.get("name") or "").partition(":")
+        if sep and name:
+            found.setdefault(item, {})[name] = prop.get("value") or ""
+    return found
+
+
 def reshape(path: Path, mode: str, *, marker: str, ours: Callable[[str], bool], prefix: str) -> int:
     """Rewrite the JUnit file at ``path`` for ``mode``; returns the number of scenario testcases.
 
