@@ -206,6 +206,13 @@ OPTIONS: tuple[Option, ...] = (
         "end of its interval: fails unless the rate is surely above RATE).",
         "estimate",
     ),
+    Option(
+        "junit_properties",
+        "Where --junitxml puts each scenario's properties (docs/ci.md): suite (the testsuite's properties, "
+        "named <item id>:<name>, and the sub-results as the testcase's system-out; valid junit-10.xsd; the "
+        "default), testcase (inside each testcase, not valid against the schema) or none (system-out only).",
+        "suite",
+    ),
 )
 
 
@@ -251,6 +258,7 @@ class Settings:
     alpha: float = 0.05
     fail_under: float | None = None
     fail_under_bound: str = "estimate"
+    junit_properties: str = "suite"
     extra: dict[str, Any] = field(default_factory=dict)
     """Free-form values for plugins and conftests built on pytest-tau2 (shipped to xdist workers)."""
 
@@ -353,6 +361,7 @@ MINIMUMS: dict[str, float] = {
 CHOICES: dict[str, tuple[str, ...]] = {
     "record_mode": ("none", "once", "new_episodes", "all", "off"),
     "llm_transport": ("auto", "litellm"),
+    "junit_properties": ("suite", "testcase", "none"),
     "fail_under_bound": ("estimate", "lower"),
 }
 

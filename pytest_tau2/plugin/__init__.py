@@ -13,6 +13,7 @@ Modules, by role:
 - ``session``: configure, session start and end (results folder, JUnit, model clients, GC);
 - ``catalog`` / ``selection``: collection (parameters) and which items run;
 - ``item``: the scenario item's fixtures, its run, sub-results and result payload;
+- ``reporting``: what reports show of it (location, sub-result lines and counts, JUnit's shape);
 - ``prefetching``: the pytest side of ``--tau2-concurrency``;
 - ``run_report``: the run-level report on the process that owns the results folder;
 - ``xdist_hooks``, ``xdist_scheduler``, ``worker_settings``: xdist;
@@ -37,8 +38,9 @@ from pytest_tau2.plugin.session import (
     pytest_unconfigure,
 )
 
-pytest_plugins = ["pytest_tau2.plugin.item"]
-"""The scenario item's fixtures, test function and report hook live there (registered with this plugin)."""
+pytest_plugins = ["pytest_tau2.plugin.item", "pytest_tau2.plugin.reporting"]
+"""The scenario item's fixtures, test function and report hook, and what reporting tools see of
+it (its location, sub-result lines and counts, JUnit's shape), registered with this plugin."""
 
 __all__ = [
     "pytest_addoption",

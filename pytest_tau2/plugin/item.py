@@ -16,8 +16,7 @@ plugin (``pytest_plugins``); it holds no assertions to rewrite.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -49,6 +48,13 @@ from pytest_tau2.settings import Settings
 
 T = TypeVar("T")
 OVERRIDES_KEY = pytest.StashKey[FixtureOverrides]()
+PROPERTIES_KEY = pytest.StashKey[list[tuple[str, str]]]()
+"""The properties this plugin added to the item's ``user_properties`` in its latest run."""
+SUBRESULTS_SECTION = "tau2 sub-results (call stdout)"
+"""The report section of a passed scenario's sub-results: shown by -rP, pytest-html's log and
+TeamCity/PyCharm as the test's output (teamcity-messages takes sections naming the phase and stdout)."""
+SUBRESULTS_KEY = pytest.StashKey[list[SubResult]]()
+"""The item's sub-results, from its test call to its call report."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -60,8 +66,13 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     name = scenario_name(item)
     if name is not None:
-        # Recorded before anything can fail, so the summary knows every scenario that ran.
-        item.user_properties.append((SCENARIO_PROPERTY, name))
+        # A run again of the same item (pytest-rerunfailures) starts without the properties of
+        # the run before: each report carries one run's properties, not every run's.
+        earlier = {id(prop) for prop in item.stash.get(PROPERTIES_KEY, [])}
+        item.user_properties[:] = [prop for prop in item.user_properties if id(prop) not in earlier]
+        # Recorded before anything can fail: JUnit's reshaping (reporting.py) knows every scenario testcase by it.
+        item.stash[PROPERTIES_KEY] = []
+        _add_properties(item, [(SCENARIO_PROPERTY, name)])
 
 
 # ---- fixtures -----------------------------------------------------------------------------------
@@ -235,7 +246,12 @@ def _record(node: pytest.Item, result: TrialResult, session: pytest.Session) -> 
 def _record_properties(node: pytest.Item, metrics: ScenarioRecord) -> None:
     # Like pytest's record_property fixture, minus its warning under the default xunit2 family:
     # JUnit consumers read these properties whatever the family.
-    node.user_properties += metrics.junit_properties()
+    _add_properties(node, metrics.junit_properties())
+
+
+def _add_properties(node: pytest.Item, properties: list[tuple[str, str]]) -> None:
+    node.user_properties += properties
+    node.stash.setdefault(PROPERTIES_KEY, []).extend(properties)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -246,6 +262,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if call.when == "setup" and RESULT_KEY in item.stash:
         report.tau2_result = item.stash[RESULT_KEY]
         del item.stash[RESULT_KEY]  # the report holds it now; items live as long as the session
+    elif call.when == "call" and SUBRESULTS_KEY in item.stash:
+        gated: list[SubResult] = item.stash[SUBRESULTS_KEY]
+        report.tau2_subresults = subresults.to_report(gated)
+        if report.passed:  # a failure's text lists them already; this is the output IDEs show for a passed test
+            report.sections.append((SUBRESULTS_SECTION, "\n".join(subresults.lines(gated)) + "\n"))
+        del item.stash[SUBRESULTS_KEY]
     return report
 
 
@@ -266,8 +288,8 @@ def _resumed(node: pytest.Item, saved: dict[str, Any]) -> SavedResult:
     return SavedResult(metrics)
 
 
-def test_scenario(tau2_outcome: Any, subtests: Any, tau2_settings: Settings, pytestconfig: pytest.Config) -> None:
-    """One evaluation scenario; each check is a sub-result."""
+def test_scenario(tau2_outcome: Any, tau2_settings: Settings, request: pytest.FixtureRequest) -> None:
+    """One evaluation scenario; each check is a sub-result of its call report (plugin/reporting.py)."""
     if isinstance(tau2_outcome, SavedResult):
         m = tau2_outcome.metrics
         checks = [(c.id, c.signal, c.passed, c.message) for c in m.checks]
@@ -282,17 +304,13 @@ def test_scenario(tau2_outcome: Any, subtests: Any, tau2_settings: Settings, pyt
         breakdown = outcome.verdict.breakdown()
     # Excluded signals are saved in metrics.json, never gate: only the gating checks are sub-results.
     gated = [SubResult(check_id, passed, message) for check_id, signal, passed, message in checks if signal in gating]
-    with _subtests_without_capture(pytestconfig):
-        for result in gated:
-            with subtests.test(msg=result.id):
-                if result.passed is None:
-                    pytest.skip(result.message or f"{result.id}: not applicable")
-                if not result.passed:
-                    pytest.fail(result.message or f"{result.id} failed", pytrace=False)
+    # Not pytest subtests: each of those is a test report of its own, which pytest's counts, -x,
+    # IDEs (VS Code takes the first call report for the test's outcome) and CI adapters count as
+    # a test. The call report carries them instead (reporting.py shows and counts them).
+    request.node.stash[SUBRESULTS_KEY] = gated
     stall = f"stalled: {turns} agent turns, fewer than --tau2-min-agent-turns {tau2_settings.min_agent_turns}"
     if any(result.passed is False for result in gated):
-        # The item fails on its own, naming every sub-result: JUnit XML shows this testcase, not
-        # its subtests (session.py keeps those out of it), so the failure text must carry them.
+        # The item fails naming every sub-result, with the full message of each failed one.
         pytest.fail(subresults.failure_text(gated, *([stall] if stalled else [])), pytrace=False)
     if stalled:
         pytest.fail(stall, pytrace=False)
@@ -300,22 +318,3 @@ def test_scenario(tau2_outcome: Any, subtests: Any, tau2_settings: Settings, pyt
         pytest.skip("no applicable success signal: " + ", ".join(breakdown["not_applicable"]))
     if verdict is not True and not breakdown["failed"]:
         pytest.fail(f"is_successful is {verdict!r} (scenario's compute_is_successful)", pytrace=False)
-
-
-@contextlib.contextmanager
-def _subtests_without_capture(config: pytest.Config) -> Iterator[None]:
-    """Sub-results that capture no output of their own (the test's capture still runs).
-
-    With ``--capture=fd`` (the default) pytest's subtests open two temporary files per
-    sub-result to capture what its block prints; a check's block prints nothing (it only
-    skips or fails), and those files cost ~0.3 ms per sub-result, ~0.8 ms per retail scenario
-    (more on slow file systems). Subtests read the option as each one starts, so it is
-    switched off around the checks and restored after.
-    """
-    option = config.option
-    saved = getattr(option, "capture", None)
-    option.capture = "no"
-    try:
-        yield
-    finally:
-        option.capture = saved

@@ -1,6 +1,6 @@
 """The run's life in one process: configure (settings, catalog, results folder checked and locked,
-the adapter's other plugin objects registered), session start (JUnit keeps one testcase per
-scenario; the model clients' libraries imported), session end (background conversations wound
+the adapter's other plugin objects registered), session start (the model clients' libraries
+imported), session end (background conversations wound
 down, idle-time work ended, the garbage collector's policy)."""
 
 from __future__ import annotations
@@ -88,7 +88,6 @@ def _runs_scenarios(config: pytest.Config) -> bool:
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
-    _keep_subtests_out_of_junit(session.config)
     settings = session.config.stash[SETTINGS_KEY]
     if (
         wants_preload(settings)
@@ -96,35 +95,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         and not is_controller_of_workers(session.config)
     ):
         preload_model_clients(settings)
-
-
-def _keep_subtests_out_of_junit(config: pytest.Config) -> None:
-    """JUnit XML: one testcase per scenario, with the scenario's own outcome.
-
-    pytest's junitxml plugin folds every subtest report into its item's testcase, so a passing
-    scenario with an N/A sub-result got a ``<skipped>`` child (CI dashboards counted it as
-    skipped) and ``tests=`` counted sub-results (1008 for 284 testcases). Here the junitxml
-    plugin stops seeing subtest reports; the item's own reports decide its testcase, and the
-    sub-results stay in it as ``check:<id>`` properties and in the failure text (item.py).
-    pytest exposes no handle on that plugin object but its stash key, and binds a plugin's
-    hooks when it is registered: hence unregister, wrap, register again (at sessionstart, after
-    junitxml's own, so its suite clock already runs). The terminal still gets every subtest.
-    """
-    from _pytest.junitxml import xml_key
-
-    xml = config.stash.get(xml_key, None)
-    if xml is None or getattr(xml, "_tau2_scenarios_only", False):
-        return
-    logreport = xml.pytest_runtest_logreport
-
-    def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-        if not isinstance(report, pytest.SubtestReport):
-            logreport(report)
-
-    config.pluginmanager.unregister(xml)
-    setattr(xml, "pytest_runtest_logreport", pytest_runtest_logreport)  # noqa: B010  (mypy: a method)
-    setattr(xml, "_tau2_scenarios_only", True)  # noqa: B010
-    config.pluginmanager.register(xml)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:

@@ -2,12 +2,12 @@
 masked and its control characters escaped, however its text was made.
 
 The result files are redacted where they are made (run/trial.py); what pytest prints and writes
-(the failure text of a scenario and of each sub-result, a skip reason, captured output, the JUnit
-properties and failure text) is redacted here, once, on its way out: in ``pytest_runtest_logreport``,
-before the terminal reporter and the junitxml plugin see the report (and, under xdist, on the
-worker before the report travels, and again on the controller). The same mask as the files'
-(the configured credentials, provider-key environment values, key shapes, URL credentials), and
-control characters shown as escapes (``\\x1b[2J``), so a model's reply quoted in a message
+(the failure text of a scenario, a skip reason, captured output, the sub-results its call report
+carries, the JUnit properties and failure text) is redacted here, once, on its way out: in
+``pytest_runtest_logreport``, before the terminal reporter and the junitxml plugin see the
+report (and, under xdist, on the worker before the report travels, and again on the controller).
+The same mask as the files' (the configured credentials, provider-key environment values, key
+shapes, URL credentials), and control characters shown as escapes (``\\x1b[2J``), so a model's reply quoted in a message
 cannot clear, retitle or recolour the terminal. Reports with nothing to change are left as they are.
 """
 
@@ -57,6 +57,13 @@ def clean_report(report: pytest.TestReport, show: Callable[[str], str]) -> None:
             _walk(longrepr, show)
     if report.sections:
         report.sections = [(name, show(content)) for name, content in report.sections]
+    subresults = getattr(report, "tau2_subresults", None)  # the call report's sub-results (item.py)
+    if subresults:
+        shown = [
+            {**sub, "message": show(sub["message"])} if isinstance(sub.get("message"), str) else sub
+            for sub in subresults
+        ]
+        setattr(report, "tau2_subresults", shown)  # noqa: B010  (an attribute pytest's report does not declare)
     if report.when == "teardown" and report.user_properties:  # the report junitxml reads them from
         joined = "\n".join(value for _, value in report.user_properties if isinstance(value, str))
         if show(joined) != joined:  # one look at all of them (~20 us), each only when one changes

@@ -1,8 +1,10 @@
 """One JUnit XML file from the JUnit files of several shards (``pytest-tau2 merge``).
 
 pytest writes ``<testsuites><testsuite name="pytest" tests= failures= errors= skipped= time=
-timestamp= hostname=>`` with one ``<testcase>`` per item. The merged file has one
-``<testsuite>`` whose counts are the sums of the shards' counts, whose ``time`` is the sum of
+timestamp= hostname=>`` with one ``<testcase>`` per item (and, under the default
+``--tau2-junit-properties suite``, the scenarios' properties in the suite's ``<properties>``).
+The merged file has one ``<testsuite>`` whose properties are every shard's (each distinct
+name and value once), whose counts are the sums of the shards' counts, whose ``time`` is the sum of
 the shards' times (the compute spent, not the wall clock of the matrix), whose ``timestamp`` is
 the earliest, and whose test cases are every shard's, sorted by class name and name. The
 standard library's ElementTree reads and writes it: the format is small and fixed, and the
@@ -39,6 +41,7 @@ def _suites(path: Path) -> list[ET.Element]:
 def merge_junit(paths: Sequence[Path], output: Path) -> int:
     """Write the merged file at ``output``; returns its number of test cases."""
     cases: dict[tuple[str, str], tuple[ET.Element, Path]] = {}
+    properties: dict[tuple[str, str], ET.Element] = {}
     totals = dict.fromkeys(COUNTS, 0)
     time = 0.0
     stamps: list[str] = []
@@ -55,6 +58,9 @@ def merge_junit(paths: Sequence[Path], output: Path) -> int:
             host = suite.get("hostname")
             if host and host not in hosts:
                 hosts.append(host)
+            for holder in suite.findall("properties"):
+                for prop in holder.findall("property"):
+                    properties.setdefault((prop.get("name") or "", prop.get("value") or ""), prop)
             for case in suite.iter("testcase"):
                 key = (case.get("classname") or "", case.get("name") or "")
                 if key in cases:
@@ -70,6 +76,8 @@ def merge_junit(paths: Sequence[Path], output: Path) -> int:
     if hosts:
         attributes["hostname"] = ",".join(hosts)
     suite = ET.SubElement(root, "testsuite", {"name": name, **attributes})
+    if properties:
+        ET.SubElement(suite, "properties").extend(properties.values())
     for key in sorted(cases):
         suite.append(cases[key][0])
     output.parent.mkdir(parents=True, exist_ok=True)

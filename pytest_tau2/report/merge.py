@@ -44,6 +44,7 @@ from pytest_tau2 import __version__
 from pytest_tau2.errors import Tau2Error
 from pytest_tau2.report import files
 from pytest_tau2.report.junit_merge import JUnitMergeError, merge_junit
+from pytest_tau2.report.junit_shape import suite_properties
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.run_folder import LOCK_FILE, PARTICIPANT_KEYS, RUN_FILE
 from pytest_tau2.report.run_record import ErrorEntry, RunInfo, RunMetrics
@@ -313,11 +314,12 @@ def _junit_cases(path: Path) -> dict[str, dict[str, str]]:
     except (OSError, ET.ParseError) as exc:
         raise JUnitMergeError(f"cannot read the JUnit file {path}: {exc}") from None
     cases: dict[str, dict[str, str]] = {}
+    by_suite = suite_properties(root)  # --tau2-junit-properties suite (the default) keeps them there
     for case in root.iter("testcase"):
         match = SCENARIO_CASE.match(case.get("name") or "")
         if match:
             props = {str(p.get("name")): str(p.get("value")) for p in case.iter("property")}
-            cases[match.group("name")] = props
+            cases[match.group("name")] = {**by_suite.get(match.group("name"), {}), **props}
     return cases
 
 

@@ -393,6 +393,14 @@ class ScenarioRecord(Part):
         found = info.get("not_evaluated") if isinstance(info, Mapping) else None
         return [str(component) for component in found or []]
 
+    @staticmethod
+    def junit_property(name: str) -> bool:
+        """Whether ``name`` is one of the properties :meth:`junit_properties` writes."""
+        if name.startswith(subresults.PROPERTY_PREFIX):
+            return True
+        fixed = ("is_successful", "stop_reason", "stalled", "agent_turns", "infrastructure_error", "resumed")
+        return name in fixed or name in {spec.metric for spec in signal_specs()}
+
     def junit_properties(self) -> list[tuple[str, str]]:
         """The item's JUnit properties: verdict, stop reason, every signal, the gating sub-results."""
         fixed = {

@@ -1,15 +1,19 @@
-"""A scenario's sub-results as one test outcome: the failure text and the JUnit properties.
+"""A scenario's sub-results as parts of one test outcome: the failure text, the JUnit
+properties and lines, and the plain form they travel in on the scenario's call report.
 
-Each check of a scenario is a pytest subtest, shown on its own line in the terminal. JUnit XML
-has one ``<testcase>`` per scenario instead (plugin/session.py keeps the subtest reports out of it), so
-what a CI reader needs from the sub-results travels with that testcase: a ``check:<id>``
-property per sub-result, and, when any failed, a failure text listing every one of them.
+Each check of a scenario is a sub-result of its one test item, never a test report of its own
+(pytest's counts, ``-x``, IDE and CI adapters would count it as a test): the call report carries
+them (``report.tau2_subresults``, plain values that xdist serializes), the terminal shows them
+under the item with ``-v`` and counts them in the count line (plugin/reporting.py), and JUnit
+XML has them in the scenario's ``<testcase>``: a ``check:<id>`` property per sub-result, and,
+when any failed, a failure text listing every one of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 PROPERTY_PREFIX = "check:"
 
@@ -50,3 +54,23 @@ def failure_text(results: Sequence[SubResult], *extra: str) -> str:
             lines += [f"    {line}" for line in result.message.strip().splitlines()[1:]]
     lines += extra
     return "\n".join(lines)
+
+
+def outcome(result: SubResult) -> str:
+    """``passed``, ``failed`` or ``skipped`` (not applicable): pytest's words for the outcome."""
+    return "passed" if result.passed is True else "failed" if result.passed is False else "skipped"
+
+
+def to_report(results: Sequence[SubResult]) -> list[dict[str, Any]]:
+    """The sub-results as plain values, as the call report carries them (xdist serializes them)."""
+    return [{"id": r.id, "passed": r.passed, "message": r.message} for r in results]
+
+
+def from_report(data: Sequence[dict[str, Any]]) -> list[SubResult]:
+    """The sub-results a call report carries (``to_report``'s form)."""
+    return [SubResult(str(d["id"]), d.get("passed"), d.get("message")) for d in data]
+
+
+def lines(results: Sequence[SubResult]) -> list[str]:
+    """One line per sub-result, ``<id>: <status>`` (as the failure text lists them)."""
+    return [f"{result.id}: {status(result)}" for result in results]

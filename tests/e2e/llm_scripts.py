@@ -356,8 +356,10 @@ class PytestRun:
         raise KeyError(f"no JUnit testcase for {scenario}")
 
     def properties(self, scenario: str) -> dict[str, str]:
-        case = self.testcase(scenario)
-        return {p.get("name"): p.get("value") for p in case.iter("property")}
+        """The scenario's tau2 JUnit properties, wherever --tau2-junit-properties put them."""
+        from tests.support import junit
+
+        return junit.scenario_properties(self.junit(), self.testcase(scenario))
 
     def outcome_line(self, scenario: str) -> str:
         """The ``-v`` outcome of the item itself (PASSED / FAILED / ERROR ...), not of its subtests.

@@ -251,8 +251,8 @@ def test_wrong_write_fails_db_state_match_with_a_diff(main: Recorded, task_id: s
     assert "diff (expected -> actual)" in message
     for needle in needles:
         assert needle in message, message
-    # The same text reaches the terminal (subtest failure) and the JUnit report.
-    assert f"SUBFAILED[db_state_match] {node(name(task_id))}" in run.stdout
+    # The same text reaches the terminal (the sub-result's line and the item's failure) and the JUnit report.
+    assert f"{node(name(task_id))} SUBFAILED[db_state_match] - " in run.stdout
     assert needles[1] in run.stdout
     case = run.testcase(name(task_id))
     failure_text = " ".join((f.get("message") or "") + (f.text or "") for f in case.iter("failure"))
@@ -349,7 +349,7 @@ def test_a_judge_that_cannot_grade_is_an_infrastructure_error(main: Recorded, ta
     assert metrics["db_state_match"] is True  # the agent itself did everything right
     case = run.testcase(name(task_id))
     assert [e.tag for e in case if e.tag in ("error", "failure")] == ["error"]
-    assert f"SUBFAILED[nl_assertion[0]] {node(name(task_id))}" not in run.stdout
+    assert f"{node(name(task_id))} SUBFAILED[nl_assertion[0]]" not in run.stdout
 
 
 def test_judge_500_is_retried_then_given_up(main: Recorded) -> None:
@@ -416,7 +416,7 @@ def test_stop_token_without_agent_exit_is_user_stop(main: Recorded) -> None:
     assert metrics["is_successful"] is False
     message = _check(metrics, "clean_exit")["message"]
     assert "stop_reason: user_stop" in message
-    assert f"SUBFAILED[clean_exit] {node(name(USER_STOP))}" in run.stdout
+    assert f"{node(name(USER_STOP))} SUBFAILED[clean_exit] - " in run.stdout
     last = run.transcript(name(USER_STOP))[-1]
     assert last == {**last, "role": "assistant", "content": "Alright, goodbye then."}
     assert run.properties(name(USER_STOP))["clean_exit"] == "false"

@@ -20,6 +20,7 @@ import jsonschema
 import pytest
 
 from pytest_tau2.report.metrics import metrics_schema
+from tests.support import junit
 
 REPO = Path(__file__).resolve().parents[2]
 RESTAURANT_SCENARIOS = (REPO / "scenarios" / "restaurant.py").read_text("utf-8")
@@ -252,16 +253,22 @@ def validate_results(results: Path) -> None:
         assert not errors, f"{path} does not match metrics.schema.json:\n" + "\n".join(errors)
 
 
-def junit_cases(path: Path) -> dict[str, dict[str, Any]]:
-    """testcase name -> {"properties": {...}, "outcome": passed/failure/error/skipped}."""
+def junit_cases(path: Path, *, valid: bool = True) -> dict[str, dict[str, Any]]:
+    """testcase name -> {"properties": {...}, "outcome": passed/failure/error/skipped, "out": system-out}.
+
+    The file is checked against junit-10.xsd first (``valid=False``: a shape that is not meant to
+    be, ``--tau2-junit-properties testcase``); properties are read wherever the option put them.
+    """
+    if valid:
+        junit.validate(path)
     cases: dict[str, dict[str, Any]] = {}
-    for case in ET.parse(path).getroot().iter("testcase"):
-        names = [p.get("name") for p in case.iter("property")]
-        assert len(names) == len(set(names)), f"repeated properties in {case.get('name')}: {names}"
-        properties = {p.get("name"): p.get("value") for p in case.iter("property")}
+    root = ET.parse(path).getroot()
+    for case in root.iter("testcase"):
+        properties = junit.scenario_properties(root, case)
         outcomes = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
         assert case.get("name") not in cases, f"two testcases named {case.get('name')}"
-        cases[str(case.get("name"))] = {"properties": properties, "outcome": outcomes[0] if outcomes else "passed"}
+        outcome = outcomes[0] if outcomes else "passed"
+        cases[str(case.get("name"))] = {"properties": properties, "outcome": outcome, "out": junit.system_out(case)}
     return cases
 
 

@@ -12,6 +12,7 @@ import pytest
 from junitparser import JUnitXml, Properties, Property, TestCase, TestSuite
 
 from tests.plugin.conftest import RIGHT_AND_WRONG, Project
+from tests.support import junit
 
 LAB = (
     RIGHT_AND_WRONG
@@ -41,29 +42,52 @@ def _properties(case: TestCase) -> dict[str, str]:
     return {p.name: p.value for p in found.iterchildren(Property)} if found is not None else {}
 
 
+def _suite_properties(suite: TestSuite, case: TestCase) -> dict[str, str]:
+    """The testsuite-level properties of one scenario testcase (``<item id>:<name>``, the default)."""
+    prefix = case.name.removeprefix("test_scenario[").removesuffix("]") + ":"
+    return {p.name[len(prefix) :]: p.value for p in suite.properties() if p.name.startswith(prefix)}
+
+
 # ---- 7. JUnit: one testcase per scenario, with the scenario's outcome --------------------------------------
 
 
 @pytest.mark.parametrize("xdist", [False, True], ids=["serial", "xdist"])
-def test_junit_has_one_testcase_per_scenario_with_its_outcome(project: Project, xdist: bool) -> None:
+@pytest.mark.parametrize("shape", ["suite", "testcase"])
+def test_junit_has_one_testcase_per_scenario_with_its_outcome(project: Project, xdist: bool, shape: str) -> None:
     project.lab(LAB)
-    run = project.run("--junitxml=junit.xml", *(["-n", "2"] if xdist else []), xdist=xdist)
+    option = [] if shape == "suite" else ["--tau2-junit-properties=testcase"]  # suite: the default
+    run = project.run("--junitxml=junit.xml", *option, *(["-n", "2"] if xdist else []), xdist=xdist)
     # The terminal still shows every sub-result.
     out = run.stdout
     assert "SUBSKIPPED[nl_assertion[0]]" in out.replace("SUBSKIPPED [", "SUBSKIPPED[")
     assert "SUBFAILED[action_match]" in out.replace("SUBFAILED [", "SUBFAILED[")
 
+    if shape == "suite":
+        junit.validate(project.path / "junit.xml")  # the default is valid against junit-10.xsd
+    else:
+        assert junit.schema_errors(project.path / "junit.xml")  # testcase <properties> are not in the schema
     suite = _suite(project.path / "junit.xml")
     cases = _cases(suite)
     names = {"test_scenario[lab__right]", "test_scenario[lab__wrong]", "test_scenario[lab__nothing_to_check]"}
     assert set(cases) == names
     assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (3, 1, 0, 1)
 
+    def properties(case: TestCase) -> dict[str, str]:
+        own, suite_level = _properties(case), _suite_properties(suite, case)
+        assert not (own and suite_level), "properties in both places"
+        return own or suite_level
+
     right = cases["test_scenario[lab__right]"]
     assert right.is_passed and right.result == []  # no <skipped> child for its N/A sub-result
-    assert _properties(right)["is_successful"] == "true"
-    assert _properties(right)["check:nl_assertion[0]"].startswith("N/A: ")
-    assert _properties(right)["check:action_match"] == "passed"
+    assert properties(right)["is_successful"] == "true"
+    assert properties(right)["check:nl_assertion[0]"].startswith("N/A: ")
+    assert properties(right)["check:action_match"] == "passed"
+    if shape == "suite":  # the sub-results as the testcase's output, one line each
+        expected = ["action_match: passed", "clean_exit: passed"]
+        expected.append(f"nl_assertion[0]: {properties(right)['check:nl_assertion[0]']}")
+        assert sorted(right.system_out.splitlines()) == expected
+    else:
+        assert right.system_out is None
 
     wrong = cases["test_scenario[lab__wrong]"]
     assert wrong.is_failure and len(wrong.result) == 1
@@ -72,7 +96,7 @@ def test_junit_has_one_testcase_per_scenario_with_its_outcome(project: Project, 
     assert "action_match: failed: reference.value: expected 7, found 8" in text
     assert "db_state_match: failed: DB hash" in text
     assert "clean_exit: passed" in text
-    assert _properties(wrong)["check:action_match"] == "failed: reference.value: expected 7, found 8"
+    assert properties(wrong)["check:action_match"] == "failed: reference.value: expected 7, found 8"
 
     nothing = cases["test_scenario[lab__nothing_to_check]"]
     assert nothing.is_skipped and "no applicable success signal" in nothing.result[0].message

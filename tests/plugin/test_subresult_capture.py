@@ -1,5 +1,6 @@
-"""Sub-results capture no output of their own (pytest's subtests would open two temporary files
-per sub-result), and the run's capture setting is untouched around them."""
+"""Sub-results capture no output of their own (they are parts of the scenario's call report, not
+pytest subtests, which would open two temporary files each), and the run's capture setting is
+untouched."""
 
 from __future__ import annotations
 

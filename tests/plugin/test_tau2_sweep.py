@@ -92,9 +92,13 @@ def test_retail_sweep_passes_offline(sweep: Sweep) -> None:
     assert sweep.result.ret == pytest.ExitCode.OK, sweep.result.stdout.str()
     outcomes = sweep.result.parseoutcomes()
     assert outcomes["passed"] == 114 + 1
-    assert outcomes["skipped"] == 61, "one skipped sub-result per NL assertion (61 in 40 tasks)"
+    # Skipped sub-results are counted as sub-results, not as skipped tests (JUnit's count too).
+    assert "skipped" not in outcomes
+    last = sweep.result.stdout.lines[-1]
+    assert "61 subtests skipped" in last, "one N/A sub-result per NL assertion (61 in 40 tasks): " + last
     assert "failed" not in outcomes and "error" not in outcomes and "errors" not in outcomes
-    sweep.result.stdout.fnmatch_lines(["*no judge configured (--tau2-judge-model)*"])
+    # -q shows no sub-result lines (-v does, each N/A one with its reason); the summary says why.
+    sweep.result.stdout.fnmatch_lines(["*NL_ASSERTION not evaluated in 40 trials (no judge)*"])
 
 
 def test_every_retail_scenario_left_a_successful_metrics_file(sweep: Sweep) -> None:
