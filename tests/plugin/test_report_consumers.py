@@ -242,8 +242,13 @@ def test_junit_properties_none_keeps_only_the_output_lines_and_a_users_own_prope
     )
     project.run("--junitxml=junit.xml", "--tau2-junit-properties=none")
     root = ET.parse(project.path / "junit.xml").getroot()
-    names = {p.get("name") for p in root.iter("property")}
-    assert names == {"ticket"}  # the user's own property stays in its testcase
+    in_cases = {p.get("name") for case in root.iter("testcase") for p in case.iter("property")}
+    assert in_cases == {"ticket"}  # the user's own property stays in its testcase
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    assert suite is not None
+    run_level = {p.get("name") for p in suite.findall("properties/property")}
+    # what stays on the suite is the run's own numbers (docs/statistics.md), no scenario's properties
+    assert run_level and all(str(name).startswith("tau2_") and ":" not in str(name) for name in run_level)
     cases = junit_cases(project.path / "junit.xml", valid=False)
     out = cases["test_scenario[lab__wrong]"]["out"].splitlines()
     assert "action_match: failed: reference.value: expected 7, found 8" in out
