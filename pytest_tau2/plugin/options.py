@@ -1,11 +1,10 @@
-"""The ``--tau2-*`` options (declared once, in settings.OPTIONS), the markers, and the run header."""
+"""The ``--tau2-*`` options (declared once, in settings.OPTIONS) and the markers: read at every pytest
+start, so this module imports no engine module (the run header: plugin/session.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_tau2.plugin.keys import SETTINGS_KEY
-from pytest_tau2.run.session import header_lines
 from pytest_tau2.settings import OPTIONS
 
 MARKERS = {
@@ -33,6 +32,3 @@ def add_markers(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
 
-
-def pytest_report_header(config: pytest.Config) -> list[str]:
-    return header_lines(config.stash[SETTINGS_KEY])
