@@ -6,6 +6,7 @@ end (background conversations wound down, idle-time work ended)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -81,9 +82,15 @@ def _open_folder(config: pytest.Config) -> RunFolder:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Success signals resolved for the selected scenarios; then, if any is left, the folder."""
+    """Success signals resolved for the selected scenarios; then, if any is left, the folder.
+
+    pytest calls this hook in a ``finally``: also when collection is failing (a node id not found,
+    a usage error in pytest_collection_modifyitems); that run runs nothing, so it opens nothing."""
+    if sys.exc_info()[1] is not None:
+        return
     resolve_signals(session)
-    if any(scenario_name(item) is not None for item in session.items):
+    sharded = session.config.stash[SETTINGS_KEY].shard is not None  # an empty shard still leaves its folder to merge
+    if sharded or any(scenario_name(item) is not None for item in session.items):
         scenarios_selected(session.config)
 
 

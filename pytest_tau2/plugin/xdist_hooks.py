@@ -82,7 +82,8 @@ class XdistHooks:
         """A worker collected: if it selected scenario items, the controller wakes up (results
         folder, header) before any of them runs."""
         config = node.config
-        if not any(item_id(nodeid) is not None for nodeid in ids):
+        sharded = controller_settings(config).shard is not None  # an empty shard still leaves its folder to merge
+        if not sharded and not any(item_id(nodeid) is not None for nodeid in ids):
             return
         _wake(config)
         from pytest_tau2.plugin.prefetching import use_controller_idle_time
