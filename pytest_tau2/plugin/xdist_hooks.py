@@ -15,6 +15,10 @@ import pytest
 from pytest_tau2.plugin import activation
 from pytest_tau2.plugin.keys import CATALOG_KEY, SAVED_KEY, SETTINGS_KEY, is_worker, item_id, scenario_name
 
+DATA_ERRORS_KEY = "tau2_data_errors"
+"""``workeroutput`` key: a worker's tau2 data errors by error item name."""
+_SHOWN_KEY = pytest.StashKey[bool]()
+
 
 def controller_settings(config: pytest.Config) -> Any:
     """The controller's settings, resolved (and checked) once: they travel to every worker."""
@@ -38,17 +42,33 @@ class XdistHooks:
         node.workerinput["tau2_root_relative"] = relative  # anchored at the worker's rootdir (other machines)
         node.workerinput["tau2_saved"] = node.config.stash.get(SAVED_KEY, {})
 
+    def __init__(self) -> None:
+        self.collections: dict[str, tuple[str, ...]] = {}
+        """Controller: the node ids each worker collected, by worker id."""
+        self.blamed: set[str] = set()
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """On a worker: tau2 data that is missing or off the pin is a collection error naming the
-        worker (each machine has its own data; one sweep must not mix data sets)."""
-        if not is_worker(session.config) or CATALOG_KEY not in session.config.stash:
+        """On a worker: tau2 data that is missing or off the pin, for the controller to name.
+
+        Each machine has its own data, and one sweep must not mix data sets. When workers differ
+        (one has the data, one has not), xdist stops the run because they collected different
+        tests, and the controller turns each such worker's reason into a collection error that
+        names it (:meth:`pytest_testnodedown`). When every worker lacks the data alike, the
+        domain's error item runs and fails as in one process: the same JUnit, one error."""
+        config = session.config
+        workeroutput = getattr(config, "workeroutput", None)
+        if workeroutput is None or CATALOG_KEY not in config.stash:
             return
         from pytest_tau2.plugin import worker_settings
 
         selected = {scenario_name(item) for item in session.items}
-        for name, exc in session.config.stash[CATALOG_KEY].errors.items():
-            if name in selected and isinstance(exc, worker_settings.WorkerDataError):
-                session.config.hook.pytest_collectreport(report=pytest.CollectReport(name, "failed", str(exc), []))
+        errors = {
+            name: str(exc)
+            for name, exc in config.stash[CATALOG_KEY].errors.items()
+            if name in selected and isinstance(exc, worker_settings.WorkerDataError)
+        }
+        if errors:
+            workeroutput[DATA_ERRORS_KEY] = errors
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any | None:
@@ -69,8 +89,16 @@ class XdistHooks:
         return make_scheduler(config, log, settings.concurrency, length_of, preload=catalog.load)
 
     def pytest_testnodedown(self, node: Any, error: object) -> None:
-        """A crashed socket worker: wait (bounded) for its server before xdist reconnects to it."""
+        """A worker ended: its data error when the workers collected different tests; a crashed
+        socket worker: wait (bounded) for its server before xdist reconnects to it."""
         from pytest_tau2.plugin import worker_settings
+
+        errors = (getattr(node, "workeroutput", None) or {}).get(DATA_ERRORS_KEY) or {}
+        worker = str(getattr(getattr(node, "gateway", None), "id", ""))
+        if errors and len(set(self.collections.values())) > 1 and worker not in self.blamed:
+            self.blamed.add(worker)
+            for name, text in errors.items():
+                node.config.hook.pytest_collectreport(report=pytest.CollectReport(name, "failed", text, []))
 
         spec = getattr(node.gateway, "spec", None)
         line = None if is_worker(node.config) else worker_settings.after_crash(spec, error)
@@ -82,6 +110,7 @@ class XdistHooks:
         """A worker collected: if it selected scenario items, the controller wakes up (results
         folder, header) before any of them runs."""
         config = node.config
+        self.collections[str(getattr(node.gateway, "id", len(self.collections)))] = tuple(ids)
         sharded = controller_settings(config).shard is not None  # an empty shard still leaves its folder to merge
         if not sharded and not any(item_id(nodeid) is not None for nodeid in ids):
             return
@@ -104,9 +133,6 @@ class XdistHooks:
         if isinstance(report, RunReport):
             report.worker_collected(ids)
             use_controller_idle_time(config)
-
-
-_SHOWN_KEY = pytest.StashKey[bool]()
 
 
 def _wake(config: pytest.Config) -> None:
