@@ -47,9 +47,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION_COUNTED_KEY] = True
     add_markers(config)
     if config.pluginmanager.hasplugin("xdist"):
+        from pytest_tau2.plugin.keys import scenario_name
+        from pytest_tau2.plugin.selection_hint import HINTS_NAME, XdistSelectionHints
         from pytest_tau2.plugin.xdist_hooks import XdistHooks
 
         config.pluginmanager.register(XdistHooks(), "tau2-xdist")
+        if not is_worker(config):  # a worker's -k hint reaches the controller as its worker ends
+            config.pluginmanager.register(XdistSelectionHints(scenario_name), HINTS_NAME)
     listing = any(getattr(config.option, name, False) for name in LISTING_ONLY)
     if not is_worker(config) and not listing and activation.resume_requested(config):
         error = activation.activate(config)  # --tau2-resume: the saved results, before workers start

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:  # this module is read at every pytest start: it imports no engine module
-    from pytest_tau2.run.catalog import Catalog
-    from pytest_tau2.settings import Settings
+    pass
 
 SETTINGS_KEY = pytest.StashKey["Settings"]()
 """The run's resolved ``--tau2-*`` settings."""

@@ -31,4 +31,3 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def add_markers(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
-

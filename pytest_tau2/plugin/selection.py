@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+
 import pytest
 
 from pytest_tau2.plugin.gc_policy import freeze_collected

@@ -23,7 +23,7 @@ from pytest_tau2.plugin.keys import (
 from pytest_tau2.plugin.prefetching import end_controller_idle_time, finish_prefetching
 from pytest_tau2.plugin.run_report import RunReport
 from pytest_tau2.plugin.selection import ShardSelection, resolve_signals
-from pytest_tau2.plugin.selection_hint import SelectionHints, XdistSelectionHints
+from pytest_tau2.plugin.selection_hint import HINTS_NAME, SelectionHints, XdistSelectionHints
 from pytest_tau2.report.run_folder import RunFolder, RunFolderError
 from pytest_tau2.report.shards import parse_shard
 from pytest_tau2.run.catalog import Catalog
@@ -56,7 +56,8 @@ def configure(config: pytest.Config) -> None:
     )
     config.pluginmanager.import_plugin("pytest_tau2.plugin.item")  # the fixtures and the test function
     hints = XdistSelectionHints if config.pluginmanager.hasplugin("xdist") else SelectionHints
-    config.pluginmanager.register(hints(scenario_name), "tau2-selection-hints")  # a -k that selects nothing
+    if not config.pluginmanager.has_plugin(HINTS_NAME):  # an xdist controller has it from the start
+        config.pluginmanager.register(hints(scenario_name), HINTS_NAME)  # a -k that selects nothing
     if settings.shard is not None:
         config.pluginmanager.register(ShardSelection(parse_shard(settings.shard)), "tau2-shard")
 
@@ -160,4 +161,3 @@ def _keep_subtests_out_of_junit(config: pytest.Config) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
     finish_prefetching(session, exitstatus)
     end_controller_idle_time(session.config)
-
