@@ -80,7 +80,10 @@ def pytest_collection(session: pytest.Session) -> Generator[None, object, object
     try:
         result = yield
     except pytest.UsageError as exc:
-        if activation.is_active(session.config) and activation.PENDING_KEY not in session.config.stash:
+        pending = session.config.stash.get(activation.PENDING_KEY, None)
+        if pending is not None:  # node ids of scenarios are "not found" when the scenarios could not be made
+            raise pending from None
+        if activation.is_active(session.config):
             from pytest_tau2.plugin.selection import unavailable_node_ids
 
             explained = unavailable_node_ids(session, exc)
