@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:  # this module is read at every pytest start: it imports no engine module
-    pass
+    from pytest_tau2.run.catalog import Catalog  # noqa: F401  (named in the stash keys below)
+    from pytest_tau2.settings import Settings  # noqa: F401
 
 SETTINGS_KEY = pytest.StashKey["Settings"]()
 """The run's resolved ``--tau2-*`` settings."""

@@ -183,7 +183,8 @@ class RunReport:
             )
             text += (
                 f"\n{len(errors)} more scenarios ran in the background and ended in an infrastructure error, "
-                f"{why}: no result, not counted above; their folders keep the files, and --tau2-resume runs them again\n"
+                f"{why}: no result, not counted above; their folders keep the files, "
+                "and --tau2-resume runs them again\n"
             )
         return text
 

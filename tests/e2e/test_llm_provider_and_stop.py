@@ -81,8 +81,10 @@ def test_a_fatal_stop_says_what_became_of_the_background_conversations(tmp_path:
     if background:  # the prefetcher finished them before pytest stopped (the usual case)
         assert (
             f"{len(background)} more scenarios ran in the background and ended in an infrastructure error, "
-            "all with the error that stopped the run" in out
+            "all with the error that stopped the run"
+            in out
             or f"{len(background)} more scenarios ran in the background and ended in an infrastructure error, "
-            "all with: " in out
+            "all with: "
+            in out
         ), out[-3000:]
         assert "--tau2-resume runs them again" in out
