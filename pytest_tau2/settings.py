@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, TypeAlias, cast
 
-from pytest_tau2.llm.secrets import mask_args, mask_json_text, mask_url, secret_items, secrets_in_json
+from pytest_tau2.llm.secrets import mask_args, mask_json_text, mask_url, redact, secret_items, secrets_in_json
 
 OptionValue: TypeAlias = str | int | float | bool | None
 """What an option holds once coerced (see :attr:`Option.kind`)."""
@@ -312,6 +312,11 @@ def _masked(name: str, value: object) -> object:
     if isinstance(value, dict):
         return mask_args(value)
     return value
+
+
+def shown(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
+    """``text`` as a message about options may show it: credentials masked."""
+    return redact(text, secrets)
 
 
 def coerce(option: Option, raw: OptionValue) -> OptionValue:

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import TypeVar, cast
 
 from pytest_tau2.environment.canonical import Changes, Part, assemble, digest, dumps, fragment, pristine_text
+from pytest_tau2.environment.imports import import_whole
 
 _T = TypeVar("_T")
 _V = TypeVar("_V")
@@ -241,7 +242,7 @@ def db_diff(expected: object, actual: object, *, max_lines: int = 60) -> str:
     are pruned first (two levels down: collections, then entities): deepdiff walks a whole
     2.8 MB retail DB in ~15 s, the changed entities in milliseconds, with the same paths.
     """
-    from deepdiff import DeepDiff  # deferred: only a failing comparison pays for it
+    DeepDiff = import_whole("deepdiff").DeepDiff  # deferred: only a failing comparison pays for it
 
     expected, actual = _prune_equal(expected, actual, 2)
     diff = DeepDiff(expected, actual, ignore_order=False, verbose_level=2)

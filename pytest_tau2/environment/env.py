@@ -16,6 +16,7 @@ from datetime import date
 from typing import TYPE_CHECKING, cast
 
 from pytest_tau2.environment.db import copy_db
+from pytest_tau2.environment.imports import import_whole
 from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.environment.tools import Tool
 from pytest_tau2.errors import InfrastructureError
@@ -201,25 +202,24 @@ _VALIDATORS: dict[type[Tool], Validator] = {}
 def warm_up() -> None:
     """Import what checking a tool call's arguments needs (jsonschema, ~30 ms), ahead of the first
     call: the prefetcher does it while its first model requests are out (run/prefetch.py)."""
-    import jsonschema.exceptions
-    import jsonschema.validators  # noqa: F401
+    import_whole("jsonschema.exceptions")
+    import_whole("jsonschema.validators")
 
 
 def _validator(tool_cls: type[Tool]) -> Validator:
     # Built once per tool class: schema checking is on the hot path of every call.
     validator = _VALIDATORS.get(tool_cls)
     if validator is None:
-        import jsonschema.validators  # here, not at import: a process that calls no tool never pays for it
-
-        validator_cls = jsonschema.validators.validator_for(tool_cls.parameters)
+        # here, not at import: a process that calls no tool never pays for it (whole or not at all)
+        validators = import_whole("jsonschema.validators")
+        validator_cls = validators.validator_for(tool_cls.parameters)
         validator = _VALIDATORS[tool_cls] = validator_cls(tool_cls.parameters)
     return validator
 
 
 def _schema_problem(tool_cls: type[Tool], arguments: JSONObject) -> str | None:
-    import jsonschema.exceptions
-
-    error = jsonschema.exceptions.best_match(_validator(tool_cls).iter_errors(arguments))
+    exceptions = import_whole("jsonschema.exceptions")
+    error = exceptions.best_match(_validator(tool_cls).iter_errors(arguments))
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path)

@@ -7,10 +7,15 @@ built once (run/trial.py), :func:`pytest_tau2.run.pipeline.run_scenario` runs it
 :mod:`pytest_tau2.report` writes and aggregates results. A scenario is a parametrized test
 function (``test_scenario``), so ``-k``, ``--lf``, markers, IDEs and xdist work with no private API.
 
+pytest loads this module in every project of the environment. Its hooks (below) declare the
+options and markers and watch collection for a scenario; only then is the rest of the adapter
+imported and registered (``activation``; docs/ci.md, "A project without scenarios").
+
 Modules, by role:
 
-- ``options``: the ``--tau2-*`` options, markers, the run header;
-- ``session``: configure, session start and end (results folder, JUnit, model clients, GC);
+- ``activation``: when the adapter wakes up; ``adapter``: the hooks it then registers;
+- ``options``: the ``--tau2-*`` options and markers;
+- ``session``: configure, scenarios selected (results folder, header, JUnit, model clients), session end;
 - ``catalog`` / ``selection``: collection (parameters) and which items run;
 - ``item``: the scenario item's fixtures, its run, sub-results and result payload;
 - ``reporting``: what reports show of it (location, sub-result lines and counts, JUnit's shape);
@@ -19,39 +24,92 @@ Modules, by role:
 - ``xdist_hooks``, ``xdist_scheduler``, ``worker_settings``: xdist;
 - ``invocation``: the run's settings from pytest's invocation;
 - ``gc_policy``, ``listing``, ``selection_hint``: GC, ``pytest-tau2 list``, ``-k`` hints.
-
-The hooks of this package's modules are re-exported here: pytest registers this one module.
 """
 
-from pytest_tau2.plugin.catalog import pytest_generate_tests
-from pytest_tau2.plugin.options import pytest_addoption, pytest_report_header
-from pytest_tau2.plugin.selection import (
-    pytest_collection,
-    pytest_collection_finish,
-    pytest_collection_modifyitems,
-    pytest_itemcollected,
-)
-from pytest_tau2.plugin.session import (
-    pytest_configure,
-    pytest_sessionfinish,
-    pytest_sessionstart,
-    pytest_unconfigure,
-)
+from __future__ import annotations
 
-pytest_plugins = ["pytest_tau2.plugin.item", "pytest_tau2.plugin.reporting"]
-"""The scenario item's fixtures, test function and report hook, and what reporting tools see of
-it (its location, sub-result lines and counts, JUnit's shape), registered with this plugin."""
+from collections.abc import Generator
+
+import pytest
+
+from pytest_tau2.plugin import activation
+from pytest_tau2.plugin.gc_policy import freeze_at_session_end, session_configured
+from pytest_tau2.plugin.keys import is_worker
+from pytest_tau2.plugin.options import add_markers, pytest_addoption
+
+SESSION_COUNTED_KEY = pytest.StashKey[bool]()
+"""This config's pytest_configure counted a live session (gc_policy.session_configured)."""
+LISTING_ONLY = ("collectonly", "setupplan", "help", "showfixtures", "markers")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    session_configured()
+    config.stash[SESSION_COUNTED_KEY] = True
+    add_markers(config)
+    if config.pluginmanager.hasplugin("xdist"):
+        from pytest_tau2.plugin.keys import scenario_name
+        from pytest_tau2.plugin.selection_hint import HINTS_NAME, XdistSelectionHints
+        from pytest_tau2.plugin.xdist_hooks import XdistHooks
+
+        config.pluginmanager.register(XdistHooks(), "tau2-xdist")
+        if not is_worker(config):  # a worker's -k hint reaches the controller as its worker ends
+            config.pluginmanager.register(XdistSelectionHints(scenario_name), HINTS_NAME)
+    listing = any(getattr(config.option, name, False) for name in LISTING_ONLY)
+    if not is_worker(config) and not listing and activation.resume_requested(config):
+        error = activation.activate(config)  # --tau2-resume: the saved results, before workers start
+        if error is not None:
+            raise error
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[activation.SESSION_KEY] = session
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> None:
+    """A test function that asks for the plugin's fixtures wakes the adapter up, before pytest
+    makes its items (the fixtures and the parametrization must be there by then)."""
+    if not activation.is_active(collector.config) and activation.asks_for_scenarios(obj):
+        activation.activate(collector.config)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
+    """A usage error found while waking up is raised once collection is over; a node id of an
+    unavailable domain's scenario gets its reason in pytest's "not found"."""
+    try:
+        result = yield
+    except pytest.UsageError as exc:
+        pending = session.config.stash.get(activation.PENDING_KEY, None)
+        if pending is not None:  # node ids of scenarios are "not found" when the scenarios could not be made
+            raise pending from None
+        if activation.is_active(session.config):
+            from pytest_tau2.plugin.selection import unavailable_node_ids
+
+            explained = unavailable_node_ids(session, exc)
+            if explained is not None:
+                raise explained from None
+        raise
+    pending = session.config.stash.get(activation.PENDING_KEY, None)
+    if pending is not None:
+        raise pending
+    return result
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if config.stash.get(SESSION_COUNTED_KEY, False):  # our configure ran (another plugin's may have failed first)
+        # what pytest and the interpreter then collect is only what comes after; nothing to do
+        # for a session that never had a scenario
+        freeze_at_session_end(collect=activation.is_active(config))
+
 
 __all__ = [
     "pytest_addoption",
     "pytest_collection",
-    "pytest_collection_finish",
-    "pytest_collection_modifyitems",
     "pytest_configure",
-    "pytest_generate_tests",
-    "pytest_itemcollected",
-    "pytest_report_header",
-    "pytest_sessionfinish",
+    "pytest_pycollect_makeitem",
     "pytest_sessionstart",
     "pytest_unconfigure",
 ]

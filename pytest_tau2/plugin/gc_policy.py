@@ -50,8 +50,11 @@ def session_configured() -> None:
     _live_sessions += 1
 
 
-def freeze_at_session_end() -> bool:
+def freeze_at_session_end(*, collect: bool = True) -> bool:
     """At a session's end (its last pytest_unconfigure): one full collection, then freeze what is alive.
+
+    ``collect=False`` (a session that never had a scenario) only ends the session's count: such a
+    session built nothing of the plugin's, and pays nothing for it.
 
     pytest then runs five full collections looking for unraisable exceptions, and the
     interpreter's exit one more. The collection here finds the same garbage and runs its
@@ -66,7 +69,7 @@ def freeze_at_session_end() -> bool:
     """
     global _live_sessions, _frozen_at_end
     _live_sessions = max(0, _live_sessions - 1)
-    if _live_sessions or _frozen_at_end:
+    if not collect or _live_sessions or _frozen_at_end:
         return False
     _frozen_at_end = True
     gc.collect()

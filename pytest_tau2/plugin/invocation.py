@@ -11,14 +11,13 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import itertools
+import os
 from pathlib import Path
 
 import pytest
 
 from pytest_tau2.errors import SettingsError
-from pytest_tau2.run import participants
-from pytest_tau2.run.session import shown
-from pytest_tau2.settings import OPTIONS, Settings, resolve
+from pytest_tau2.settings import OPTIONS, Settings, resolve, shown
 
 
 def settings_of(config: pytest.Config) -> Settings:
@@ -111,8 +110,20 @@ def settings_from_config(config: pytest.Config) -> Settings:
         stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
         values["results_dir"] = str(config.rootpath / "tau2-results" / stamp)
     settings = Settings(**values)
+    if not _configured(cli, ini):
+        return settings  # the defaults are valid as they are (and checking them imports the participants)
+    from pytest_tau2.run import participants
+
     try:
         participants.validate_settings(settings)
     except SettingsError as exc:
         raise pytest.UsageError(shown(str(exc), settings.secrets())) from None  # usage errors echo options
     return settings
+
+
+def _configured(cli: dict[str, object], ini: dict[str, object]) -> bool:
+    """Whether any ``--tau2-*`` option is given (flag, ini key or environment variable)."""
+    given = any(value is not None for value in cli.values()) or any(
+        value not in (None, False, "") for value in ini.values()
+    )
+    return given or any(option.env is not None and option.env in os.environ for option in OPTIONS)

@@ -288,6 +288,10 @@ def _resumed(node: pytest.Item, saved: dict[str, Any]) -> SavedResult:
     return SavedResult(metrics)
 
 
+@pytest.mark.skipif(  # a string: pytest evaluates it at setup, before looking for the fixtures below
+    "not config.pluginmanager.has_plugin('tau2-adapter')",
+    reason="pytest-tau2 is disabled here (-p no:tau2): its scenarios are not run",
+)
 def test_scenario(tau2_outcome: Any, tau2_settings: Settings, request: pytest.FixtureRequest) -> None:
     """One evaluation scenario; each check is a sub-result of its call report (plugin/reporting.py)."""
     if isinstance(tau2_outcome, SavedResult):

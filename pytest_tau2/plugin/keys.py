@@ -4,16 +4,17 @@ item's scenario name, results folder and id are read from pytest's objects (publ
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_tau2.run.catalog import Catalog
-from pytest_tau2.settings import Settings
+if TYPE_CHECKING:  # this module is read at every pytest start: it imports no engine module
+    from pytest_tau2.run.catalog import Catalog  # noqa: F401  (named in the stash keys below)
+    from pytest_tau2.settings import Settings  # noqa: F401
 
-SETTINGS_KEY = pytest.StashKey[Settings]()
+SETTINGS_KEY = pytest.StashKey["Settings"]()
 """The run's resolved ``--tau2-*`` settings."""
-CATALOG_KEY = pytest.StashKey[Catalog]()
+CATALOG_KEY = pytest.StashKey["Catalog"]()
 """Every scenario of the run (run/catalog.py)."""
 RESULT_KEY = pytest.StashKey[dict[str, Any]]()
 """The item's result payload (files + metrics), attached to its setup report."""

@@ -35,7 +35,7 @@ NO_TESTS_COLLECTED = 5
 """pytest's exit code when nothing was collected."""
 OUTPUT_TAIL = 40
 """Lines of pytest's output shown when collection fails."""
-NOT_SHOWN = frozenset({"tau2", "parametrize"})
+NOT_SHOWN = frozenset({"tau2", "parametrize", "skipif"})  # skipif: test_scenario under -p no:tau2 (item.py)
 """Markers every scenario has (or pytest's own): not worth a column."""
 
 

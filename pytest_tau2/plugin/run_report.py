@@ -55,6 +55,8 @@ class RunReport:
         self.write_failures: list[str] = []
         self.saved_unreported: list[str] = []
         """Folders of conversations that finished after pytest stopped taking items."""
+        self.unreported_errors: dict[str, str] = {}
+        """Those of them that ended in an infrastructure error: folder -> the error."""
         self.session: pytest.Session | None = None
         self.summary_text: str | None = None
 
@@ -120,6 +122,9 @@ class RunReport:
             return  # the controller owns the folder, and no report will carry these files there
         if self._write_files(payload):
             self.saved_unreported.append(payload["folder"])
+            error = ScenarioRecord.read(payload.get("metrics") or {}).infrastructure_error
+            if error:  # not a result: a resume runs it again (run_folder.py)
+                self.unreported_errors[payload["folder"]] = error
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
@@ -159,10 +164,7 @@ class RunReport:
         if stop is not None and done < max(self.selected, done):
             text = f"Interrupted after {done} of {self.selected} scenarios: {stop}\n" + text
         if self.saved_unreported:
-            text += (
-                f"\n{len(self.saved_unreported)} more scenarios finished in the background after the run stopped:"
-                " not counted above, saved in their folders; --tau2-resume reports them without running them again\n"
-            )
+            text += self._background_text(stop)
         resumed = sum(1 for m in metrics if m.resumed)
         if resumed:
             text += f"\n{resumed} of {len(metrics)} results resumed from the saved run (not run again)\n"
@@ -170,6 +172,33 @@ class RunReport:
             text += f"Leftovers of unfinished scenarios moved aside: {', '.join(self.folder.moved)}\n"
         for note in self.folder.notes if self.folder is not None else ():
             text += f"Note: {note}\n"
+        return text
+
+    def _background_text(self, stop: str | None) -> str:
+        """What became of the conversations that finished after the run stopped (not counted above)."""
+        errors = self.unreported_errors
+        results = len(self.saved_unreported) - len(errors)
+        text = ""
+        if results:
+            text += (
+                f"\n{results} more scenarios finished in the background after the run stopped:"
+                " not counted above, saved in their folders; --tau2-resume reports them without running them again\n"
+            )
+        if errors:
+            kinds = sorted(set(errors.values()))
+            same = len(kinds) == 1 and stop is not None and kinds[0] in stop
+            why = (
+                "all with the error that stopped the run"
+                if same
+                else (
+                    "all with: " + kinds[0] if len(kinds) == 1 else f"{len(kinds)} different errors, first: {kinds[0]}"
+                )
+            )
+            text += (
+                f"\n{len(errors)} more scenarios ran in the background and ended in an infrastructure error, "
+                f"{why}: no result, not counted above; their folders keep the files, "
+                "and --tau2-resume runs them again\n"
+            )
         return text
 
     @pytest.hookimpl(trylast=True)

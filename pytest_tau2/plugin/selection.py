@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-from collections.abc import Generator
 
 import pytest
 
@@ -37,25 +36,21 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         item.extra_keyword_matches.update(keyword_targets(item.config.option.keyword, domain))
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
-    """A node id of an unavailable domain's scenario: pytest's "not found" names the domain's error."""
-    try:
-        return (yield)
-    except pytest.UsageError as exc:
-        errors = session.config.stash[CATALOG_KEY].errors
-        aimed = node_id_targets(session.config.args, [unavailable_domain(n) or n for n in errors])
-        if not aimed:
-            raise
-        lines = [
-            f"{', '.join(ids)}: not collected because {domain} is unavailable: {errors[domain + '__unavailable']}"
-            for domain, ids in aimed.items()
-        ]
-        raise pytest.UsageError(*exc.args, *lines) from None
+def unavailable_node_ids(session: pytest.Session, exc: pytest.UsageError) -> pytest.UsageError | None:
+    """A node id of an unavailable domain's scenario: pytest's "not found" names the domain's error
+    (the entry point's ``pytest_collection`` wrapper asks, plugin/__init__.py)."""
+    errors = session.config.stash[CATALOG_KEY].errors
+    aimed = node_id_targets(session.config.args, [unavailable_domain(n) or n for n in errors])
+    if not aimed:
+        return None
+    lines = [
+        f"{', '.join(ids)}: not collected because {domain} is unavailable: {errors[domain + '__unavailable']}"
+        for domain, ids in aimed.items()
+    ]
+    return pytest.UsageError(*exc.args, *lines)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_finish(session: pytest.Session) -> None:
+def resolve_signals(session: pytest.Session) -> None:
     """Success signals of every selected scenario, resolved now: a bad one is a collection error naming the class."""
     named = [(item, scenario_name(item)) for item in session.items]
     catalog = session.config.stash[CATALOG_KEY]

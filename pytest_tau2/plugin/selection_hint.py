@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 UNAVAILABLE = "__unavailable"
 OPERATORS = frozenset({"and", "or", "not"})
 WORKEROUTPUT_KEY = "tau2_selection_hint"
+HINTS_NAME = "tau2-selection-hints"
+"""The plugin object's name in pytest's plugin manager."""
 
 
 def hint(expression: str, names: Iterable[str]) -> list[str]:

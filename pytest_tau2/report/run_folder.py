@@ -194,7 +194,7 @@ class RunFolder:
             self.close()
             raise RunFolderError(
                 f"results folder {path} already holds results of another run: choose a new --tau2-results-dir, "
-                f"or continue that run with --tau2-resume {path}"
+                f"or continue that run with --tau2-resume={path} in place of --tau2-results-dir"
             )
         self.info = RunInfo(
             fingerprint=current,

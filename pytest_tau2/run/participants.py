@@ -121,9 +121,15 @@ def validate_settings(settings: Settings) -> None:
             kind.validate(settings, argument)
     for side in ("agent", "user", "judge"):
         try:
-            model_config(settings, side)
+            config = model_config(settings, side)
         except ValueError as exc:
             raise SettingsError(str(exc)) from None
+        if config is not None and settings.recording != "none":  # a replay-only run calls no provider
+            from pytest_tau2.llm.providers import provider_problem
+
+            problem = provider_problem(config.model, config.args, f"--tau2-{side}-model")
+            if problem is not None:
+                raise SettingsError(problem)
     if settings.telecom_tasks not in ("base", "full"):
         raise SettingsError(f"--tau2-telecom-tasks must be 'base' or 'full', got {settings.telecom_tasks!r}")
     from pytest_tau2.domains.tau2_banking_knowledge.retrieval import check_retrieval

@@ -7,6 +7,8 @@ repository) and run the way its README says: ``pytest -v`` inside it.
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,3 +81,25 @@ def test_example_readme_command_is_what_we_ran() -> None:
     ):
         assert (EXAMPLE / path).is_file(), path
         assert Path(path).name in readme
+
+
+def test_the_example_keeps_pytests_cache_so_lf_works(tmp_path: Path) -> None:
+    """Issue 24.17: the project users copy must not disable the cache provider (``--lf``,
+    ``--ff`` and ``--sw`` silently did nothing there)."""
+    assert "cacheprovider" not in (EXAMPLE / "pytest.ini").read_text("utf-8")
+    project = tmp_path / "python_agent"
+    shutil.copytree(
+        EXAMPLE, project, ignore=shutil.ignore_patterns("__pycache__", ".benchmarks", "tau2-results", ".pytest_cache")
+    )
+    env = subprocess_env()
+    first = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-k", "drinks_question", "-p", "no:randomly"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
+    assert (project / ".pytest_cache").is_dir()
+    again = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "--lf", "-p", "no:randomly"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert "run-last-failure: no previously failed tests" in again.stdout, again.stdout[-3000:]

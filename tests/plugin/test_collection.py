@@ -148,11 +148,12 @@ def test_an_explicit_class_overrides_a_generated_scenario_of_the_same_name(proje
 def test_a_plain_run_loads_the_plugin_from_its_entry_point_and_shows_the_banner(project: Project) -> None:
     run = project.restaurant().run("--collect-only", autoload=True, verbose=False)
     assert run.result.ret == pytest.ExitCode.OK
-    run.result.stdout.fnmatch_lines(
+    run.result.stdout.fnmatch_lines(  # the tau2 lines come once scenarios were collected and selected
         [
+            "plugins: *tau2-*",
+            "collected 6 items",
             "tau2: agent=oracle user=scripted judge=none (NL assertions skipped)",
             f"tau2: results={run.results_dir}",
-            "plugins: *tau2-*",
         ]
     )
 

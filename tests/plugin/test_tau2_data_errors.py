@@ -5,6 +5,9 @@ The error must not hide scenarios that need no tau2 data (the user's own domains
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+from typing import Any
+
 import pytest
 
 pytest_plugins = ["pytester"]  # also in tests/conftest.py; repeated so this module stands alone
@@ -74,3 +77,30 @@ def test_missing_data_only_errors_the_selected_domain(no_data: pytest.Pytester) 
     )  # fmt: skip
     result.assert_outcomes(errors=1, deselected=5)
     assert "airline/db.json: missing" in result.stdout.str()
+
+
+def _junit(path: Any) -> tuple[dict[str, str], list[tuple[str, str, int]]]:
+    suite = ET.parse(path).getroot().find("testsuite")
+    assert suite is not None
+    cases = [(c.get("classname", ""), c.get("name", ""), len(c.findall("error"))) for c in suite.iter("testcase")]
+    return {k: suite.get(k, "") for k in ("tests", "errors", "failures", "skipped")}, cases
+
+
+def test_a_missing_domain_under_xdist_gives_the_junit_of_one_process(no_data: pytest.Pytester) -> None:
+    """Issue 26.8: every worker lacks the data alike, so each collects the domain's error item:
+    one error, as in one process (not one collection error per worker on top of it)."""
+    junit = {}
+    for label, extra in (("serial", ()), ("xdist", ("-p", "xdist", "-n", "2"))):
+        result = no_data.runpytest_subprocess(
+            "-p", "tau2", "-p", "no:cacheprovider", *extra, "-k", "airline or hello",
+            f"--junitxml={no_data.path / (label + '.xml')}", f"--tau2-results-dir={no_data.path / label}",
+            timeout=180,
+        )  # fmt: skip
+        assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+        result.assert_outcomes(passed=1, errors=1)
+        assert "ERROR collecting" not in result.stdout.str()
+        junit[label] = _junit(no_data.path / f"{label}.xml")
+    counts, cases = junit["xdist"]
+    assert counts == junit["serial"][0] == {"tests": "2", "errors": "1", "failures": "0", "skipped": "0"}
+    assert sorted(cases) == sorted(junit["serial"][1])
+    assert all(classname for classname, _, _ in cases) and all(errors <= 1 for _, _, errors in cases)

@@ -96,8 +96,12 @@ def test_a_folder_with_results_is_refused_before_anything_runs(lab: Project, tmp
     again = _run(lab, f"--tau2-results-dir={results}", "-k", "lab__b")
     assert again.ret == pytest.ExitCode.USAGE_ERROR
     assert "already holds results of another run" in again.stderr.str()
-    assert f"--tau2-resume {results}" in again.stderr.str()
+    hint = f"--tau2-resume={results} in place of --tau2-results-dir"
+    assert hint in again.stderr.str()
     assert not (results / "lab__b").exists()
+    followed = _run(lab, f"--tau2-resume={results}", "-k", "lab__b")  # the hint, as written, is accepted
+    assert followed.ret == 0, followed.stdout.str() + followed.stderr.str()
+    assert (results / "lab__b" / "metrics.json").is_file()
 
 
 def test_a_folder_in_use_by_another_run_is_refused(lab: Project) -> None:

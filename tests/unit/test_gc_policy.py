@@ -34,3 +34,18 @@ def test_session_end_freezes_once_outermost_only(monkeypatch: pytest.MonkeyPatch
     gc_policy.session_configured()
     assert gc_policy.freeze_at_session_end() is False  # once per process
     assert calls == ["collect()", "freeze"]
+
+
+def test_a_session_without_scenarios_ends_without_a_collection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26.3: a session that never had a scenario built nothing of the plugin's: no full GC."""
+    calls: list[str] = []
+    monkeypatch.setattr(gc_policy, "_frozen_at_end", False)
+    monkeypatch.setattr(gc_policy, "_live_sessions", 0)
+    monkeypatch.setattr(gc_policy.gc, "collect", lambda *a: calls.append(f"collect{a}") or 0)
+    monkeypatch.setattr(gc_policy.gc, "freeze", lambda: calls.append("freeze"))
+    gc_policy.session_configured()
+    assert gc_policy.freeze_at_session_end(collect=False) is False
+    assert calls == [] and gc_policy._live_sessions == 0
+    gc_policy.session_configured()  # a later scenario session of the process still freezes once
+    assert gc_policy.freeze_at_session_end() is True
+    assert calls == ["collect()", "freeze"]

@@ -1,0 +1,34 @@
+"""Third-party packages imported on first use, whole or not at all.
+
+Some packages are imported only when first needed (jsonschema on the first tool call, deepdiff
+on the first DB mismatch), so a run that never needs them never pays for them. Such an import
+then happens inside a scenario, where something may interrupt it half-way: a test timeout
+(pytest-timeout raises from a signal handler), Ctrl-C. Python drops the module that failed but
+keeps the submodules that had loaded; the next import of the package runs its ``__init__``
+again, finds those submodules already there and never binds them as its attributes, so the
+next scenario fails with ``module 'jsonschema' has no attribute 'exceptions'`` (issue 26.10).
+:func:`import_whole` removes what an interrupted import added, so the next one starts afresh.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from types import ModuleType
+
+
+def import_whole(name: str) -> ModuleType:
+    """``importlib.import_module(name)``; if the import fails or is interrupted, every module of a
+    package that was not loaded before it is dropped again (only those: another thread's imports
+    of packages already loaded are left alone)."""
+    module = sys.modules.get(name)
+    if module is not None and not getattr(getattr(module, "__spec__", None), "_initializing", False):
+        return module
+    loaded = {key.partition(".")[0] for key in list(sys.modules)}
+    try:
+        return importlib.import_module(name)
+    except BaseException:
+        for key in list(sys.modules):
+            if key.partition(".")[0] not in loaded:
+                sys.modules.pop(key, None)
+        raise
