@@ -151,7 +151,6 @@ def _runs_scenarios(config: pytest.Config) -> bool:
     return not any(getattr(option, name, False) for name in names)
 
 
-
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
     finish_prefetching(session, exitstatus)
     end_controller_idle_time(session.config)
