@@ -20,10 +20,13 @@ from pytest_tau2.plugin.keys import (
     scenario_name,
 )
 from pytest_tau2.plugin.options import add_markers
-from pytest_tau2.plugin.prefetching import end_controller_idle_time, finish_prefetching
+from pytest_tau2.plugin.item import SAVER_KEY
+from pytest_tau2.plugin.prefetching import end_controller_idle_time, finish_prefetching, stop_starting
 from pytest_tau2.plugin.run_report import RunReport
+from pytest_tau2.plugin.signals import SignalStop
 from pytest_tau2.plugin.selection import ShardSelection
 from pytest_tau2.plugin.selection_hint import SelectionHints, XdistSelectionHints
+from pytest_tau2.report.files import describe_os_error
 from pytest_tau2.report.run_folder import RunFolder, RunFolderError
 from pytest_tau2.report.shards import parse_shard
 from pytest_tau2.run.catalog import Catalog
@@ -31,6 +34,7 @@ from pytest_tau2.run.session import preload_model_clients, wants_preload
 
 SESSION_COUNTED_KEY = pytest.StashKey[bool]()
 """This config's pytest_configure counted a live session (gc_policy.session_configured)."""
+SIGNALS_KEY = pytest.StashKey[SignalStop]()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -59,13 +63,28 @@ def pytest_configure(config: pytest.Config) -> None:
         except RunFolderError as exc:
             raise pytest.UsageError(str(exc)) from None
         config.stash[SAVED_KEY] = folder.saved
-    config.pluginmanager.register(
-        RunReport(Path(settings.results_dir), is_worker=is_worker(config), folder=folder), "tau2-run-report"
-    )
+    report = RunReport(Path(settings.results_dir), is_worker=is_worker(config), folder=folder)
+    config.pluginmanager.register(report, "tau2-run-report")
+    stop = SignalStop()
+    if _runs_scenarios(config):
+        stop.install()  # SIGTERM / SIGHUP stop the run as Ctrl-C does
+        config.stash[SIGNALS_KEY] = stop
+    if workerinput is None:
+        config.stash[SAVER_KEY] = report.writer  # this process owns the folder: save results as they are made
+        report.on_stop.append(lambda reason: stop_starting(config, reason))
+    else:
+        from pytest_tau2.plugin.xdist_link import worker_link
+
+        link = worker_link(config, lambda reason: stop_starting(config, reason))
+        if link is not None:
+            config.stash[SAVER_KEY] = link
     if config.pluginmanager.hasplugin("xdist"):
         from pytest_tau2.plugin.xdist_hooks import XdistHooks
 
-        config.pluginmanager.register(XdistHooks(), "tau2-xdist")
+        hooks = XdistHooks(report.writer)
+        report.on_stop.append(lambda reason: hooks.links.tell(("stop", reason)))
+        stop.on_first = lambda name: hooks.links.tell(("interrupt", name))
+        config.pluginmanager.register(hooks, "tau2-xdist")
     hints = XdistSelectionHints if config.pluginmanager.hasplugin("xdist") else SelectionHints
     config.pluginmanager.register(hints(scenario_name), "tau2-selection-hints")  # a -k that selects nothing
     if settings.shard is not None:
@@ -91,7 +110,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def _keep_subtests_out_of_junit(config: pytest.Config) -> None:
-    """JUnit XML: one testcase per scenario, with the scenario's own outcome.
+    """JUnit XML: one testcase per scenario, with the scenario's own outcome; a file that cannot
+    be written is one line at the end, and the results folder's own files are still written.
 
     pytest's junitxml plugin folds every subtest report into its item's testcase, so a passing
     scenario with an N/A sub-result got a ``<skipped>`` child (CI dashboards counted it as
@@ -113,8 +133,29 @@ def _keep_subtests_out_of_junit(config: pytest.Config) -> None:
         if not isinstance(report, pytest.SubtestReport):
             logreport(report)
 
+    finish, summary = xml.pytest_sessionfinish, xml.pytest_terminal_summary
+    unwritten: list[str] = []
+
+    def pytest_sessionfinish() -> None:
+        """An unwritable JUnit file (``/dev/full``, a full disk) is one line, not a raw OSError that
+        keeps every later end-of-session hook, the results folder's files among them, from running."""
+        try:
+            finish()
+        except OSError as exc:
+            why = f"{type(exc).__name__}: {describe_os_error(exc)}"
+            unwritten.append(why)
+            report = config.pluginmanager.get_plugin("tau2-run-report")
+            if isinstance(report, RunReport):
+                report.file_failed(f"the JUnit file {xml.logfile}", why, required=True)
+
+    def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+        if not unwritten:  # "generated xml file" only when it was
+            summary(terminalreporter, config)
+
     config.pluginmanager.unregister(xml)
     setattr(xml, "pytest_runtest_logreport", pytest_runtest_logreport)  # noqa: B010  (mypy: a method)
+    setattr(xml, "pytest_sessionfinish", pytest_sessionfinish)  # noqa: B010
+    setattr(xml, "pytest_terminal_summary", pytest_terminal_summary)  # noqa: B010
     setattr(xml, "_tau2_scenarios_only", True)  # noqa: B010
     config.pluginmanager.register(xml)
 
@@ -126,5 +167,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
+    stop = config.stash.get(SIGNALS_KEY, None)
+    if stop is not None:
+        stop.uninstall()
     if config.stash.get(SESSION_COUNTED_KEY, False):  # our configure ran (another plugin's may have failed first)
         freeze_at_session_end()  # what pytest and the interpreter then collect is only what comes after

@@ -12,13 +12,20 @@ from pytest_tau2.plugin import worker_settings
 from pytest_tau2.plugin.keys import CATALOG_KEY, SAVED_KEY, SETTINGS_KEY, is_worker, item_id, scenario_name
 from pytest_tau2.plugin.prefetching import use_controller_idle_time
 from pytest_tau2.plugin.run_report import RunReport
+from pytest_tau2.plugin.xdist_link import ControllerLinks
+from pytest_tau2.report.saving import ResultWriter
 
 
 class XdistHooks:
     """Ship the controller's settings (one results dir for the whole run) and, when resuming,
-    the saved results to every worker: workers never read or write the results folder."""
+    the saved results to every worker: workers never read or write the results folder; each
+    worker's results come back through its link (xdist_link.py) as soon as they are made."""
+
+    def __init__(self, writer: ResultWriter) -> None:
+        self.links = ControllerLinks(writer)
 
     def pytest_configure_node(self, node: Any) -> None:
+        self.links.open(node)
         values, relative = worker_settings.ship(node.config.stash[SETTINGS_KEY], node.config.rootpath)
         node.workerinput["tau2_settings"] = values  # in memory over execnet: never a file on the worker
         node.workerinput["tau2_root_relative"] = relative  # anchored at the worker's rootdir (other machines)
