@@ -199,8 +199,8 @@ def _saved(made: _Made) -> None:
         return
     if ticket.error is not None:
         raise ResultNotSaved(
-            f"the result could not be saved: {ticket.error} (the conversation ran and was scored; "
-            "its result is not counted, and the run stops starting conversations)"
+            f"the result could not be saved: {ticket.error} (the conversation ran and was scored, "
+            "but is not counted; the run stops)"
         )
     made.result.payload = {**payload, "files": {}, "saved": True}
 

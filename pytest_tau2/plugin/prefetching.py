@@ -109,6 +109,12 @@ def _compile_report_template() -> None:
         pass
 
 
+def _answered(ticket: object) -> bool:
+    """A save that has its answer (saved, or failed and already told): not to be tried again."""
+    wait = getattr(ticket, "wait", None)
+    return callable(wait) and bool(wait(0))
+
+
 def stop_starting(config: pytest.Config, reason: str) -> None:
     """Stop starting conversations (a result could not be saved; any thread): the prefetcher
     starts none from now on, and pytest stops after the item it runs."""
@@ -135,7 +141,7 @@ def finish_prefetching(session: pytest.Session, exitstatus: int | pytest.ExitCod
         reached = set(report.started.values())  # their items report (or error) for themselves
         made = [run.after for run in prefetcher.unclaimed() if run.name not in reached]
         # Saved when they were made (item.py's saver); the rest travel here, as without a saver.
-        unsaved = [m for m in made if not getattr(getattr(m, "ticket", None), "saved", False)]
+        unsaved = [m for m in made if not _answered(getattr(m, "ticket", None))]
         payloads: list[dict[str, Any]] = [
             p for m in unsaved if isinstance(p := getattr(getattr(m, "result", None), "payload", None), dict)
         ]
