@@ -170,6 +170,9 @@ def tau2_outcome(
         if made is None:
             made = _made(request.config, trial.result(outcome, tau2_agent, tau2_user))
         _saved(made)
+        recording = made.result.metrics.recording
+        if recording is not None and recording.error:
+            request.addfinalizer(lambda: _recording_lost(trial.result_name, str(recording.error)))
         _record(node, made.result, request.session)
         return outcome
 
@@ -203,6 +206,11 @@ def _saved(made: _Made) -> None:
             "but is not counted; the run stops)"
         )
     made.result.payload = {**payload, "files": {}, "saved": True}
+
+
+def _recording_lost(name: str, error: str) -> None:
+    """The cassette could not be written: an error of the item's teardown, its verdict untouched."""
+    pytest.fail(f"{name}: the recording could not be saved: {error} (the result is saved and scored)", pytrace=False)
 
 
 def _or_fail(name: str, build: Callable[[], T]) -> T:

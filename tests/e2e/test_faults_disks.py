@@ -124,3 +124,35 @@ def test_a_disk_full_before_the_run_starts_is_a_usage_error(tmp_path: Path) -> N
     assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
     assert "/dev/full/results" in done.stderr and "Traceback" not in done.stderr
 
+
+
+@pytest.mark.parametrize(("transport", "extra"), [("auto", []), ("litellm", ["--tau2-concurrency", "2"])], ids=["wire", "litellm-c2"])
+def test_a_cassette_that_cannot_be_written_keeps_the_result_and_errs_on_the_recording(
+    tmp_path: Path, transport: str, extra: list[str]
+) -> None:
+    models = ScriptedModels(Tasks.load("retail"))
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cassette folder should be\n", "utf-8")
+    cassettes = blocker / "cassettes"  # every write under it fails: ENOTDIR
+    tasks = ["1", "2"]
+    with FakeOpenAIServer() as server:
+        models.install(server)
+        nodes = [node(f"tau2_retail__{t}") for t in tasks]
+        args = [*nodes, *model_options(server), "--tau2-llm-transport", transport, *extra,
+                "--tau2-record-mode", "once", f"--tau2-cassette-dir={cassettes}"]  # fmt: skip
+        run = run_pytest(args, tmp_path / "run")
+    debug = run.stdout[-4000:] + run.stderr[-2000:]
+    assert run.returncode == 1, debug  # the recordings are lost: an error, not a silent pass
+    for task in tasks:
+        name = f"tau2_retail__{task}"
+        metrics = run.metrics(name)  # the result is saved and scored
+        assert metrics["is_successful"] is True, debug
+        error = metrics["recording"]["error"]
+        assert error == f"cassette {cassettes / 'tau2_retail' / (name + '.yaml')}: Not a directory (errno 20)", error
+        assert f"{name}: the recording could not be saved: {error} (the result is saved and scored)" in run.stdout
+        assert run.outcome_line(name).startswith("PASSED"), run.outcome_line(name)  # its verdict stands
+        assert "error" in [e.tag for e in run.testcase(name)]  # the teardown's error: the recording's
+    document = json.loads((run.results_dir / "all_metrics.json").read_text("utf-8"))
+    assert sorted(m["scenario"] for m in document["scenarios"]) == [f"tau2_retail__{t}" for t in tasks]
+    assert document["errors_without_result"] == []
+    assert_counts_agree(run, [f"tau2_retail__{t}" for t in tasks])
