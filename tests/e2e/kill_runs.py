@@ -76,7 +76,9 @@ class Started:
         return self.process.returncode, out, err
 
 
-def start_pytest(args: Sequence[str], tmp: Path, *, resume: Path | None = None) -> Started:
+def start_pytest(
+    args: Sequence[str], tmp: Path, *, resume: Path | None = None, env: dict[str, str] | None = None
+) -> Started:
     """``python -m pytest <args> -v`` into ``tmp/results`` (or ``--tau2-resume`` of a folder), in
     its own process group; stdout and stderr are collected."""
     tmp.mkdir(parents=True, exist_ok=True)
@@ -88,7 +90,7 @@ def start_pytest(args: Sequence[str], tmp: Path, *, resume: Path | None = None) 
     process = subprocess.Popen(
         command,
         cwd=REPO_ROOT,
-        env=subprocess_env(),
+        env=env or subprocess_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
