@@ -118,7 +118,7 @@ def one_run(config: str, tasks: list[str], args: argparse.Namespace, rng: random
         saved = {name.removeprefix("tau2_retail__") for name in run.finished()}
         before = len(server.requests)
         again = start_pytest(command, tmp / "resumed", resume=run.results_dir, env=env)
-        code, out, err = again.output(timeout=600)
+        code, out, _err = again.output(timeout=600)
         rerun = talked(models, server.requests[before:])
     found = RESUMED.search(out)
     resumed = int(found.group(1)) if found else 0
@@ -149,7 +149,9 @@ def main() -> None:
     parser.add_argument("--configs", default="c4,n2c4")
     parser.add_argument("--tasks", type=int, default=12, help="retail tasks 1..N")
     parser.add_argument("--latency", type=float, default=0.05, help="seconds before every model reply")
-    parser.add_argument("--span", type=float, default=4.0, help="kill uniformly within this many s of the first request")
+    parser.add_argument(
+        "--span", type=float, default=4.0, help="kill uniformly within this many s of the first request"
+    )
     parser.add_argument(
         "--window", type=float, default=0.5, help="s before the kill counted as still scoring and writing"
     )
@@ -162,7 +164,7 @@ def main() -> None:
     rng = random.Random(args.seed)
     rows: list[dict[str, Any]] = []
     for config in args.configs.split(","):
-        for index in range(args.runs):
+        for _ in range(args.runs):
             with tempfile.TemporaryDirectory(prefix="tau2-kill-") as tmp:
                 row = one_run(config, tasks, args, rng, Path(tmp))
             rows.append(row)
@@ -178,7 +180,7 @@ def main() -> None:
             "paid_twice_total": sum(r["paid_twice"] for r in mine),
             "paid_twice_outside_window_total": sum(r["paid_twice_outside_window"] for r in mine),
             "oldest_unsaved_s_max": max(r["oldest_unsaved_s"] for r in mine),
-            "save_after_last_reply_s_max": max((max(r["save_after_last_reply_s"], default=0) for r in mine)),
+            "save_after_last_reply_s_max": max(max(r["save_after_last_reply_s"], default=0) for r in mine),
             "save_after_last_reply_s_median": statistics.median(
                 [x for r in mine for x in r["save_after_last_reply_s"]] or [0]
             ),

@@ -11,6 +11,7 @@ import pytest
 
 from pytest_tau2.plugin import invocation, worker_settings
 from pytest_tau2.plugin.gc_policy import freeze_at_session_end, session_configured
+from pytest_tau2.plugin.item import SAVER_KEY
 from pytest_tau2.plugin.keys import (
     CATALOG_KEY,
     SAVED_KEY,
@@ -20,12 +21,11 @@ from pytest_tau2.plugin.keys import (
     scenario_name,
 )
 from pytest_tau2.plugin.options import add_markers
-from pytest_tau2.plugin.item import SAVER_KEY
 from pytest_tau2.plugin.prefetching import end_controller_idle_time, finish_prefetching, stop_starting
 from pytest_tau2.plugin.run_report import RunReport
-from pytest_tau2.plugin.signals import SignalStop
 from pytest_tau2.plugin.selection import ShardSelection
 from pytest_tau2.plugin.selection_hint import SelectionHints, XdistSelectionHints
+from pytest_tau2.plugin.signals import SignalStop
 from pytest_tau2.report.files import describe_os_error
 from pytest_tau2.report.run_folder import RunFolder, RunFolderError
 from pytest_tau2.report.shards import parse_shard
@@ -161,6 +161,9 @@ def _keep_subtests_out_of_junit(config: pytest.Config) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
+    stop = session.config.stash.get(SIGNALS_KEY, None)
+    if stop is not None:
+        stop.finishing()  # a signal now would cut the run-level files short
     finish_prefetching(session, exitstatus)
     end_controller_idle_time(session.config)
 

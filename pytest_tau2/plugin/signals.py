@@ -38,6 +38,7 @@ class SignalStop:
         """Called with the signal's name before the main thread is interrupted (tell the workers)."""
         self._previous: dict[int, Any] = {}
         self.received: str | None = None
+        self._finishing = False
 
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
@@ -56,6 +57,11 @@ class SignalStop:
                 signal.signal(number, previous)
         self._previous.clear()
 
+    def finishing(self) -> None:
+        """The session is ending and writing its files: a first signal from now on is noted, not
+        raised (it would cut those files short); a second still ends the process."""
+        self._finishing = True
+
     def _handle(self, number: int, frame: FrameType | None) -> None:
         name = signal.Signals(number).name
         if self.received is not None:  # a second signal while stopping: end as the signal would have
@@ -63,6 +69,8 @@ class SignalStop:
             os.kill(os.getpid(), number)
             return
         self.received = name
+        if self._finishing:
+            return
         if self.on_first is not None:
             try:
                 self.on_first(name)

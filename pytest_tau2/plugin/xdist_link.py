@@ -144,9 +144,9 @@ def _serialize_writes(channel: Any) -> None:
     """A worker now sends from two threads (pytest's, and the conversations' loop): make each of
     execnet's message writes whole. A pipe's buffered write is already; a socket's ``sendall``
     from two threads at once could interleave two messages."""
-    io = getattr(getattr(channel, "gateway", None), "_io", None)
+    io: Any = getattr(getattr(channel, "gateway", None), "_io", None)
     write = getattr(io, "write", None)
-    if write is None or getattr(io, "_tau2_serialized", False):
+    if io is None or write is None or getattr(io, "_tau2_serialized", False):
         return
     lock = threading.Lock()
 

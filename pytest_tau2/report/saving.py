@@ -73,7 +73,9 @@ class ResultWriter:
             try:
                 files.write_payload(self.results_dir, payload)
             except OSError as exc:
-                line = str(exc) if isinstance(exc, files.ResultFileError) else f"{folder}: {files.describe_os_error(exc)}"
+                line = (
+                    str(exc) if isinstance(exc, files.ResultFileError) else f"{folder}: {files.describe_os_error(exc)}"
+                )
                 self._saved.pop(folder, None)
                 self.failures.append(line)
                 first = len(self.failures) == 1
@@ -91,7 +93,7 @@ class ResultWriter:
     def holds(self, payload: dict[str, Any]) -> bool:
         """Whether this payload's result is what its folder holds now (written by this writer)."""
         with self._lock:
-            return self._saved.get(str(payload["folder"]), None) == payload["metrics"]
+            return bool(self._saved.get(str(payload["folder"]), None) == payload["metrics"])
 
     def saved_folders(self) -> list[str]:
         with self._lock:

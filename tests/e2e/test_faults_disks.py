@@ -73,7 +73,11 @@ FULL_AT = "3"  # its transcript is where the disk is full
 
 @pytest.mark.parametrize(
     ("transport", "extra"),
-    [("auto", []), ("litellm", ["--tau2-concurrency", "3"]), ("auto", ["-p", "xdist", "-n", "2", "--tau2-concurrency", "2"])],
+    [
+        ("auto", []),
+        ("litellm", ["--tau2-concurrency", "3"]),
+        ("auto", ["-p", "xdist", "-n", "2", "--tau2-concurrency", "2"]),
+    ],
     ids=["wire", "litellm-c3", "wire-n2-c2"],
 )
 def test_a_full_results_disk_is_reported_at_once_never_passed_and_stops_the_run(
@@ -125,8 +129,9 @@ def test_a_disk_full_before_the_run_starts_is_a_usage_error(tmp_path: Path) -> N
     assert "/dev/full/results" in done.stderr and "Traceback" not in done.stderr
 
 
-
-@pytest.mark.parametrize(("transport", "extra"), [("auto", []), ("litellm", ["--tau2-concurrency", "2"])], ids=["wire", "litellm-c2"])
+@pytest.mark.parametrize(
+    ("transport", "extra"), [("auto", []), ("litellm", ["--tau2-concurrency", "2"])], ids=["wire", "litellm-c2"]
+)
 def test_a_cassette_that_cannot_be_written_keeps_the_result_and_errs_on_the_recording(
     tmp_path: Path, transport: str, extra: list[str]
 ) -> None:

@@ -52,7 +52,9 @@ def test_a_destination_that_is_a_file_fails_at_once_in_one_line(tmp_path: Path) 
 
 def test_a_server_that_refuses_fails_after_one_files_retries(tmp_path: Path) -> None:
     lines: list[str] = []
-    report = fetch(tmp_path / "d", f"http://127.0.0.1:{_closed_port()}/data", RETAIL, retries=3, progress=lines.append, backoff=0)
+    report = fetch(
+        tmp_path / "d", f"http://127.0.0.1:{_closed_port()}/data", RETAIL, retries=3, progress=lines.append, backoff=0
+    )
     first, *rest = report.results
     assert first.attempts == 4 and "cannot reach server" in (first.error or "")
     assert [r.attempts for r in rest] == [0] * len(rest) and all(r.status == "failed" for r in rest)

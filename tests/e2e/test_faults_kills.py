@@ -70,7 +70,9 @@ def test_kill_9_loses_no_finished_conversation_and_resume_reruns_only_the_unfini
         assert json.loads((run.results_dir / name / "metrics.json").read_text("utf-8"))["resumed"] is True
 
 
-@pytest.mark.parametrize(("transport", "workers"), [("auto", "one-process"), ("litellm", "n2")], ids=["wire", "litellm-n2"])
+@pytest.mark.parametrize(
+    ("transport", "workers"), [("auto", "one-process"), ("litellm", "n2")], ids=["wire", "litellm-n2"]
+)
 def test_sigterm_stops_like_ctrl_c(tmp_path: Path, transport: str, workers: str) -> None:
     models = ScriptedModels(Tasks.load("retail"))
     agent = HeldAgent(models, HELD)
