@@ -93,7 +93,9 @@ def test_sigterm_stops_like_ctrl_c(tmp_path: Path, transport: str, workers: str)
         late_requests = len(server.requests) - requests_at_exit
     debug = out[-3000:] + err[-2000:]
     assert code == 2, debug  # pytest's "interrupted"
-    assert took < 8, f"took {took:.1f} s to stop\n{debug}"
+    # Not xdist's way (its teardown waits 10 s per worker, then kills it): the workers were told at
+    # once. The bound is loose for a loaded machine; the orphan and late-request checks are exact.
+    assert took < 30, f"took {took:.1f} s to stop\n{debug}"
     assert not orphans and late_requests == 0, (orphans, late_requests, debug)
     results = run.results_dir
     for name in ("all_metrics.json", "all_summary.txt", "report.html"):
