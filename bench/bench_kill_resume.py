@@ -29,6 +29,7 @@ Writes bench/results/kill_resume.md and .json unless --no-write.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as _dt
 import json
 import os
@@ -68,20 +69,27 @@ RESUMED = re.compile(r"(\d+) of (\d+) results resumed")
 
 
 class Closings:
-    """The agent handler, noting when each task's closing reply goes out (its conversation's last call)."""
+    """The agent handler, noting when each task's closing reply goes out (its conversation's last
+    call); with ``jitter``, each agent reply waits a further U(0, jitter) seconds, so that
+    conversations of similar length finish far out of item order (as real models' latencies do)."""
 
-    def __init__(self, models: ScriptedModels, latency: float) -> None:
+    def __init__(self, models: ScriptedModels, latency: float, jitter: float, rng: random.Random) -> None:
         self.models = models
         self.latency = latency
+        self.jitter = jitter
+        self.rng = rng
         self.answered: dict[str, float] = {}
         self.lock = threading.Lock()
 
     def __call__(self, request: dict[str, Any]) -> Reply:
         reply = self.models.agent_handler(request)
+        with self.lock:
+            extra = self.rng.uniform(0, self.jitter) if self.jitter else 0.0
+        reply = dataclasses.replace(reply, delay_s=reply.delay_s + extra)
         task = task_of_agent_request(request)
         if task is not None and customer_stopped(request):
-            with self.lock:  # the server sleeps its latency, then sends in one write
-                self.answered.setdefault(task, time.monotonic() + self.latency)
+            with self.lock:  # the server sleeps its latency and the reply's delay, then sends in one write
+                self.answered.setdefault(task, time.monotonic() + self.latency + reply.delay_s)
         return reply
 
 
@@ -89,7 +97,7 @@ def one_run(config: str, tasks: list[str], args: argparse.Namespace, rng: random
     models = ScriptedModels(Tasks.load("retail"))
     env = subprocess_env(**({"PYTHONPATH": args.baseline} if args.baseline else {}))
     with FakeOpenAIServer(latency_s=args.latency) as server:
-        closings = Closings(models, args.latency)
+        closings = Closings(models, args.latency, args.jitter, random.Random(rng.random()))
         models.install(server)
         server.add_handler("agent", closings)
         command = [*(node(f"tau2_retail__{t}") for t in tasks), *model_options(server), *CONFIGS[config]]
@@ -155,6 +163,7 @@ def main() -> None:
     parser.add_argument(
         "--window", type=float, default=0.5, help="s before the kill counted as still scoring and writing"
     )
+    parser.add_argument("--jitter", type=float, default=0.0, help="each agent reply waits a further U(0, J) s")
     parser.add_argument("--seed", type=int, default=25)
     parser.add_argument("--baseline", default=None, help="PYTHONPATH of the package to measure (default: this tree)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "kill_resume"))
@@ -196,6 +205,7 @@ def main() -> None:
         "package": args.baseline or str(ROOT),
         "tasks": len(tasks),
         "latency_s": args.latency,
+        "jitter_s": args.jitter,
         "span_s": args.span,
         "window_s": args.window,
         "seed": args.seed,

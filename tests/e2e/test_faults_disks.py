@@ -67,7 +67,7 @@ def test_an_unwritable_summary_is_still_printed_and_the_other_files_written(tmp_
     assert "Traceback" not in out
 
 
-TASKS = [str(i) for i in range(1, 9)]
+TASKS = [str(i) for i in range(1, 17)]  # with model latency: the sweep outlasts the stop's way to every worker
 FULL_AT = "3"  # its transcript is where the disk is full
 
 
@@ -87,7 +87,7 @@ def test_a_full_results_disk_is_reported_at_once_never_passed_and_stops_the_run(
     full = tmp_path / "run" / "results" / f"tau2_retail__{FULL_AT}"
     full.mkdir(parents=True)
     (full / "transcript.json").symlink_to("/dev/full")  # writing it fails as on a full disk
-    with FakeOpenAIServer() as server:
+    with FakeOpenAIServer(latency_s=0.05) as server:
         models.install(server)
         nodes = [node(f"tau2_retail__{t}") for t in TASKS]
         run = run_pytest([*nodes, *model_options(server), "--tau2-llm-transport", transport, *extra], tmp_path / "run")
