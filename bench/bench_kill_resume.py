@@ -101,7 +101,8 @@ def one_run(config: str, tasks: list[str], args: argparse.Namespace, rng: random
         models.install(server)
         server.add_handler("agent", closings)
         command = [*(node(f"tau2_retail__{t}") for t in tasks), *model_options(server), *CONFIGS[config]]
-        run = start_pytest(command, tmp / "killed", env=env)
+        cwd = Path(args.baseline) if args.baseline else ROOT  # python -m pytest imports the package from its cwd
+        run = start_pytest(command, tmp / "killed", env=env, cwd=cwd)
         on_disk: dict[str, float] = {}
         watching = threading.Event()
 
@@ -125,7 +126,7 @@ def one_run(config: str, tasks: list[str], args: argparse.Namespace, rng: random
             window = {t for t in finished if killed_at - closings.answered[t] < args.window}
         saved = {name.removeprefix("tau2_retail__") for name in run.finished()}
         before = len(server.requests)
-        again = start_pytest(command, tmp / "resumed", resume=run.results_dir, env=env)
+        again = start_pytest(command, tmp / "resumed", resume=run.results_dir, env=env, cwd=cwd)
         code, out, _err = again.output(timeout=600)
         rerun = talked(models, server.requests[before:])
     found = RESUMED.search(out)
@@ -165,7 +166,9 @@ def main() -> None:
     )
     parser.add_argument("--jitter", type=float, default=0.0, help="each agent reply waits a further U(0, J) s")
     parser.add_argument("--seed", type=int, default=25)
-    parser.add_argument("--baseline", default=None, help="PYTHONPATH of the package to measure (default: this tree)")
+    parser.add_argument(
+        "--baseline", default=None, help="another checkout to measure (its package and scenarios; default: this tree)"
+    )
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "kill_resume"))
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()

@@ -77,7 +77,12 @@ class Started:
 
 
 def start_pytest(
-    args: Sequence[str], tmp: Path, *, resume: Path | None = None, env: dict[str, str] | None = None
+    args: Sequence[str],
+    tmp: Path,
+    *,
+    resume: Path | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path = REPO_ROOT,
 ) -> Started:
     """``python -m pytest <args> -v`` into ``tmp/results`` (or ``--tau2-resume`` of a folder), in
     its own process group; stdout and stderr are collected."""
@@ -89,7 +94,7 @@ def start_pytest(
                *target, "--junitxml", str(junit)]  # fmt: skip
     process = subprocess.Popen(
         command,
-        cwd=REPO_ROOT,
+        cwd=cwd,  # ``python -m pytest`` imports pytest_tau2 from here first
         env=env or subprocess_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
