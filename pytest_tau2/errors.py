@@ -43,6 +43,11 @@ class InfrastructureError(Tau2Error):
         self.fatal = fatal
 
 
+class ResultNotSaved(Tau2Error):
+    """A scenario ran and was scored, but its result could not be written (a full disk): the item
+    is an error, never a pass, and the run stops starting conversations."""
+
+
 class ProtocolError(InfrastructureError):
     """An external agent bot sent a frame that breaks the protocol."""
 

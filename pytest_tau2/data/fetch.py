@@ -8,9 +8,11 @@ in a hidden temporary file next to it, removed on any failure.
 from __future__ import annotations
 
 import contextlib
+import errno
 import http.client
 import os
 import secrets
+import socket
 import time
 import urllib.error
 import urllib.parse
@@ -44,6 +46,9 @@ class FileResult:
     status: Status
     attempts: int
     error: str | None = None
+    stops: str | None = None
+    """Why no other file can be fetched either (a destination that cannot be written, a server
+    that cannot be reached): the fetch stops after this file instead of failing every one alike."""
 
 
 @dataclass
@@ -53,6 +58,8 @@ class FetchReport:
     dest: Path
     base_url: str
     results: list[FileResult] = field(default_factory=list)
+    stopped: str | None = None
+    """Set when the fetch stopped early: why, and how many files it did not try."""
 
     @property
     def ok(self) -> bool:
@@ -70,10 +77,11 @@ class FetchReport:
 
     def summary(self) -> str:
         """One line: how many files were downloaded, skipped and failed, and where."""
-        return (
+        text = (
             f"{self.count('ok')} downloaded, {self.count('skipped')} already valid, "
             f"{self.count('failed')} failed ({len(self.results)} files in {self.dest})"
         )
+        return text + (f"; {self.stopped}" if self.stopped else "")
 
 
 class _ChecksumMismatch(Exception):
@@ -86,6 +94,11 @@ class _PermanentHTTPError(Exception):
 
 class _LocalWriteError(Exception):
     """Writing on this machine failed (disk full, permissions): retrying would not help."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        """The operating system's words alone (``Not a directory``), for the line that stops the fetch."""
 
 
 def resolve_base_url(cli_value: str | None) -> str:
@@ -144,6 +157,12 @@ def fetch(
     (so ``retries + 1`` attempts) with exponential backoff starting at ``backoff``
     seconds. ``progress`` receives one line per file. Never raises for a failed
     file: look at the report.
+
+    What every other file would meet as well ends the fetch after the file that met it: an
+    error writing on this machine (the destination is a file, the disk is full) at once, with no
+    retry; a server that cannot be reached (its name does not resolve, nothing listens, no route)
+    after that one file's retries. The files not tried are counted as failed, and
+    :attr:`FetchReport.stopped` (also the last progress line) says why.
     """
     selected = sorted(MANIFEST) if files is None else list(files)
     unknown = [f for f in selected if f not in MANIFEST]
@@ -156,6 +175,14 @@ def fetch(
         report.results.append(result)
         if progress is not None:
             progress(format_progress(index, len(selected), result))
+        if result.stops is not None:
+            rest = selected[index:]
+            note = f"not tried: {result.stops}"
+            report.results += [FileResult(r, "failed", 0, note) for r in rest]
+            report.stopped = f"stopped after {relative}: {result.stops}; {len(rest)} more file(s) not tried"
+            if progress is not None:
+                progress(report.stopped)
+            break
     return report
 
 
@@ -173,12 +200,15 @@ def _fetch_one(dest: Path, base_url: str, relative: str, retries: int, timeout: 
             return FileResult(relative, "ok", attempts=attempts)
         except _PermanentHTTPError as exc:
             return FileResult(relative, "failed", attempts, f"{exc} ({url})")
-        except _LocalWriteError as exc:
-            return FileResult(relative, "failed", attempts, str(exc))
+        except _LocalWriteError as exc:  # the same for every file: fail at once, and stop
+            return FileResult(relative, "failed", attempts, str(exc), stops=f"cannot write into {dest}: {exc.reason}")
         # OSError covers URLError, timeouts, resets and TLS errors; local writes are wrapped above.
         except (_ChecksumMismatch, http.client.HTTPException, OSError) as exc:
             if attempts > retries:
-                return FileResult(relative, "failed", attempts, f"{_describe(exc)} after {attempts} attempts ({url})")
+                unreachable = _unreachable(exc)
+                stops = f"the server {urllib.parse.urlsplit(url).netloc} {unreachable}" if unreachable else None
+                error = f"{_describe(exc)} after {attempts} attempts ({url})"
+                return FileResult(relative, "failed", attempts, error, stops=stops)
             time.sleep(backoff * 2 ** (attempts - 1))
 
 
@@ -211,7 +241,9 @@ def _download(url: str, target: Path, relative: str, timeout: float) -> None:
             os.replace(temp, target)
     finally:
         # After a successful os.replace the temp name is gone; otherwise drop the partial file.
-        temp.unlink(missing_ok=True)
+        # (Under a destination that is a file even that fails: the error that matters is the one above.)
+        with contextlib.suppress(OSError):
+            temp.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -220,7 +252,7 @@ def _local(what: str) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        raise _LocalWriteError(f"{what}: {exc}") from exc
+        raise _LocalWriteError(f"{what}: {exc}", exc.strerror or str(exc)) from exc
 
 
 def _stream(url: str, sink: BinaryIO, relative: str, timeout: float, temp: Path) -> None:
@@ -261,6 +293,20 @@ def _content_length(value: str | None) -> int | None:
         return int(value) if value is not None else None
     except ValueError:
         return None
+
+
+_UNREACHABLE_ERRNOS = {errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ENETDOWN, errno.EHOSTDOWN}
+
+
+def _unreachable(exc: BaseException) -> str | None:
+    """How the server cannot be reached at all (so no other file can be fetched either), or None
+    for a failure of this one file (a dropped connection, a timeout, a 5xx, a bad checksum)."""
+    reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+    if isinstance(reason, socket.gaierror):
+        return f"cannot be resolved ({reason.strerror or reason})"
+    if isinstance(reason, OSError) and reason.errno in _UNREACHABLE_ERRNOS:
+        return f"cannot be reached ({reason.strerror or reason})"
+    return None
 
 
 def _describe(exc: BaseException) -> str:

@@ -10,6 +10,7 @@ from pytest_tau2.plugin.session import (
     pytest_collection_finish,
     pytest_report_collectionfinish,
     pytest_sessionfinish,
+    pytest_unconfigure,
     session_started,
 )
 
@@ -21,5 +22,6 @@ __all__ = [
     "pytest_itemcollected",
     "pytest_report_collectionfinish",
     "pytest_sessionfinish",
+    "pytest_unconfigure",
     "session_started",
 ]

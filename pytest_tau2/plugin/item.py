@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from pytest_tau2.errors import InfrastructureError, ScenarioNotApplicable, Tau2Error
+from pytest_tau2.errors import InfrastructureError, ResultNotSaved, ScenarioNotApplicable, Tau2Error
 from pytest_tau2.plugin import prefetching
 from pytest_tau2.plugin.keys import (
     CATALOG_KEY,
@@ -37,6 +37,7 @@ from pytest_tau2.plugin.overrides import FixtureOverrides
 from pytest_tau2.report import subresults
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.run_folder import resume_refusal
+from pytest_tau2.report.saving import Saver, SaveTicket
 from pytest_tau2.report.subresults import SubResult
 from pytest_tau2.run import participants
 from pytest_tau2.run.catalog import Scenario
@@ -55,6 +56,11 @@ SUBRESULTS_SECTION = "tau2 sub-results (call stdout)"
 TeamCity/PyCharm as the test's output (teamcity-messages takes sections naming the phase and stdout)."""
 SUBRESULTS_KEY = pytest.StashKey[list[SubResult]]()
 """The item's sub-results, from its test call to its call report."""
+SAVER_KEY = pytest.StashKey[Saver]()
+"""Where this process saves each result as soon as it is made (session.py sets it): the results
+folder's writer, or (an xdist worker) its link to the controller. Absent: results travel in reports."""
+ANSWER_TIMEOUT_S = 120.0
+"""How long an item waits to hear that its result is saved; past it, the result travels in its report."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -176,15 +182,54 @@ def tau2_outcome(
         if prefetched is not None:
             prefetching.use_idle_time(request.config, prefetched.future)
             outcome = prefetched.future.result()  # the loop thread sets .after before this is ready
-            made = prefetched.after if isinstance(prefetched.after, TrialResult) else None
+            made = prefetched.after if isinstance(prefetched.after, _Made) else None
         else:
             outcome = trial.run_alone(tau2_agent, tau2_user, tau2_judge)
             made = None
-        result = made or trial.result(outcome, tau2_agent, tau2_user)
-        _record(node, result, request.session)
+        if made is None:
+            made = _made(request.config, trial.result(outcome, tau2_agent, tau2_user))
+        _saved(made)
+        recording = made.result.metrics.recording
+        if recording is not None and recording.error:
+            request.addfinalizer(lambda: _recording_lost(trial.result_name, str(recording.error)))
+        _record(node, made.result, request.session)
         return outcome
 
     return _or_fail(trial.scenario.name, record)
+
+
+@dataclass
+class _Made:
+    """A trial's result, and the answer to its save (None: it travels in the item's report)."""
+
+    result: TrialResult
+    ticket: SaveTicket | None
+
+
+def _made(config: pytest.Config, result: TrialResult) -> _Made:
+    """Hand the result to be saved as soon as it is made (on whichever thread made it): a
+    conversation paid for is on disk whatever order pytest reports items in."""
+    saver = config.stash.get(SAVER_KEY, None)
+    return _Made(result, saver.submit(result.payload) if saver is not None else None)
+
+
+def _saved(made: _Made) -> None:
+    """Wait for the save's answer: on disk (the report then carries no files), not saved (the item
+    is an error, never a pass), or no answer (the files travel in the report, as without a saver)."""
+    ticket, payload = made.ticket, made.result.payload
+    if ticket is None or not ticket.wait(ANSWER_TIMEOUT_S):
+        return
+    if ticket.error is not None:
+        raise ResultNotSaved(
+            f"the result could not be saved: {ticket.error} (the conversation ran and was scored, "
+            "but is not counted; the run stops)"
+        )
+    made.result.payload = {**payload, "files": {}, "saved": True}
+
+
+def _recording_lost(name: str, error: str) -> None:
+    """The cassette could not be written: an error of the item's teardown, its verdict untouched."""
+    pytest.fail(f"{name}: the recording could not be saved: {error} (the result is saved and scored)", pytrace=False)
 
 
 def _or_fail(name: str, build: Callable[[], T]) -> T:
@@ -229,7 +274,7 @@ def _prefetcher(request: pytest.FixtureRequest, settings: Settings) -> Prefetche
         settings,
         lambda: [prefetchable(item) for item in request.session.items],
         config.stash[CATALOG_KEY].instance,
-        after_run=lambda outcome, p: p.trial.result(outcome, p.trial.agent, p.trial.user),
+        after_run=lambda outcome, p: _made(config, p.trial.result(outcome, p.trial.agent, p.trial.user)),
     )
 
 

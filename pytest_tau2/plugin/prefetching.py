@@ -109,6 +109,24 @@ def _compile_report_template() -> None:
         pass
 
 
+def _answered(ticket: object) -> bool:
+    """A save that has its answer (saved, or failed and already told): not to be tried again."""
+    wait = getattr(ticket, "wait", None)
+    return callable(wait) and bool(wait(0))
+
+
+def stop_starting(config: pytest.Config, reason: str) -> None:
+    """Stop starting conversations (a result could not be saved; any thread): the prefetcher
+    starts none from now on, and pytest stops after the item it runs."""
+    report = config.pluginmanager.get_plugin("tau2-run-report")
+    session = getattr(report, "session", None)
+    if session is not None and not session.shouldstop:
+        session.shouldstop = reason
+    prefetcher = config.stash.get(PREFETCH_KEY, None)
+    if prefetcher is not None:
+        prefetcher.stop_starting()
+
+
 def finish_prefetching(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
     """End of session: when the run stopped early (Ctrl-C, ``-x``), save the conversations that
     finished for items pytest never reached, so neither their model calls nor their results are
@@ -122,7 +140,11 @@ def finish_prefetching(session: pytest.Session, exitstatus: int | pytest.ExitCod
     if stopped_early and isinstance(report, RunReport):
         reached = set(report.started.values())  # their items report (or error) for themselves
         made = [run.after for run in prefetcher.unclaimed() if run.name not in reached]
-        payloads: list[dict[str, Any]] = [p for m in made if isinstance(p := getattr(m, "payload", None), dict)]
+        # Saved when they were made (item.py's saver); the rest travel here, as without a saver.
+        unsaved = [m for m in made if not _answered(getattr(m, "ticket", None))]
+        payloads: list[dict[str, Any]] = [
+            p for m in unsaved if isinstance(p := getattr(getattr(m, "result", None), "payload", None), dict)
+        ]
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:  # an xdist worker: they travel to the controller, which owns the folder
             workeroutput[UNREPORTED_KEY] = payloads

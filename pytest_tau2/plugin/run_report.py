@@ -12,6 +12,7 @@ all_metrics.json == JUnit testcases.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,10 @@ from pytest_tau2.report.leaderboard import pass_hat_k_document
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.run_folder import RunFolder
 from pytest_tau2.report.run_record import ErrorEntry, RunMetrics
+from pytest_tau2.report.saving import ResultWriter
 from pytest_tau2.report.summary import render
 from pytest_tau2.report.terminal import escape_controls
-from pytest_tau2.report.views import RunFiles, write_views
+from pytest_tau2.report.views import VIEWS, RunFiles, write_views
 
 UNREPORTED_KEY = "tau2_unreported"
 """``workeroutput`` key: the payloads of a worker's conversations that finished for items it
@@ -53,12 +55,20 @@ class RunReport:
         self.selected = 0
         self.interrupted: str | None = None
         self.write_failures: list[str] = []
+        """One line per run-level file that could not be written."""
+        self.required_failed = False
         self.saved_unreported: list[str] = []
         """Folders of conversations that finished after pytest stopped taking items."""
         self.unreported_errors: dict[str, str] = {}
         """Those of them that ended in an infrastructure error: folder -> the error."""
         self.session: pytest.Session | None = None
         self.summary_text: str | None = None
+        self.writer = ResultWriter(results_dir, on_failure=self._save_failed)
+        """Writes every scenario result into the folder (this process owns it), as soon as it is made."""
+        self.on_stop: list[Callable[[str], None]] = []
+        """Called (on any thread) when a result could not be saved: stop starting conversations."""
+        self.not_saved: dict[str, str] = {}
+        """nodeid -> why its result, carried by its report, could not be saved."""
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
@@ -77,15 +87,20 @@ class RunReport:
         if found is not None:
             self.started.setdefault(nodeid, found)
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return
+        self._tell_save_failures()
         found = item_id(report.nodeid)
         if found is None:
             return
         payload = getattr(report, "tau2_result", None)
         if payload:
             self._write(report.nodeid, payload)
+            if report.nodeid in self.not_saved:  # before the terminal and JUnit see it: not a pass
+                report.outcome = "failed"
+                report.longrepr = self.not_saved[report.nodeid]
         elif report.when == "setup" and report.skipped and report.nodeid not in self.results:
             self.started.pop(report.nodeid, None)  # not applicable (e.g. not in the replay file)
         elif report.failed and report.nodeid not in self.results and report.nodeid not in self.errors:
@@ -96,35 +111,56 @@ class RunReport:
             }
 
     def _write(self, nodeid: str, payload: dict[str, Any]) -> None:
+        if payload.get("saved") or self.writer.holds(payload):
+            pass  # saved when it was made (the item's setup, or the prefetcher): already on disk
+        else:
+            failure = self.writer.save(payload)
+            self._tell_save_failures()
+            if failure is not None:  # no result, so no pass: an error saying why
+                self.not_saved[nodeid] = f"the result of {payload['folder']} could not be saved: {failure}"
+                self.errors[nodeid] = {
+                    "scenario": payload["folder"],
+                    "nodeid": nodeid,
+                    "reason": self.not_saved[nodeid],
+                }
+                self.results.pop(nodeid, None)
+                return
         record = self.results[nodeid] = ScenarioRecord.read(payload["metrics"])
         self.errors.pop(nodeid, None)
         if self.folder is not None:
             self.folder.observe(record.agent, record.user)  # run.json names the agent the results name
-        if self._write_files(payload):
-            # Reports stay in memory until the session ends (pytest keeps them for its summary):
-            # keep the metrics, drop the file texts (transcripts, DB dumps) once they are on disk.
-            payload["files"] = {}
+        # Reports stay in memory until the session ends (pytest keeps them for its summary):
+        # keep the metrics, drop the file texts (transcripts, DB dumps) once they are on disk.
+        payload["files"] = {}
 
-    def _write_files(self, payload: dict[str, Any]) -> bool:
-        try:
-            files.write_payload(self.results_dir, payload)
-        except OSError as exc:  # the folder was checked at start; a full disk must not lose the rest
-            self.write_failures.append(f"{payload['folder']}: {exc}")
-            return False
-        return True
+    def _save_failed(self, line: str) -> None:
+        """The first result that could not be saved (a full disk): every later one would be lost
+        too, so the run stops starting conversations (any thread)."""
+        reason = f"stopping the run: a result could not be saved ({line})"
+        if self.session is not None and not self.session.shouldstop:
+            self.session.shouldstop = reason
+        for stop in list(self.on_stop):
+            try:
+                stop(reason)
+            except Exception:  # stopping is best effort; the item errors say what was lost
+                pass
+
+    def _tell_save_failures(self) -> None:
+        """Each failed save, on the terminal as soon as this (main) thread hears of it."""
+        new = self.writer.failures_to_tell()
+        reporter = self.session.config.pluginmanager.get_plugin("terminalreporter") if self.session else None
+        for line in new:
+            if reporter is not None:
+                reporter.write_line(f"tau2: could not save a result: {line}", red=True)
 
     def save_unreported(self, payload: dict[str, Any]) -> None:
         """Write the files of a conversation that finished in the background for an item pytest
         never reached (the session stopped early). They are not this run's results (no item,
         no JUnit testcase, not in all_metrics.json), but a complete saved result that
         ``--tau2-resume`` reports instead of paying for the conversation again."""
-        if self.is_worker:
-            return  # the controller owns the folder, and no report will carry these files there
-        if self._write_files(payload):
-            self.saved_unreported.append(payload["folder"])
-            error = ScenarioRecord.read(payload.get("metrics") or {}).infrastructure_error
-            if error:  # not a result: a resume runs it again (run_folder.py)
-                self.unreported_errors[payload["folder"]] = error
+        if self.is_worker or self.writer.holds(payload):
+            return  # the controller owns the folder; or it is on disk already (saved when made)
+        self.writer.save(payload)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
@@ -206,13 +242,28 @@ class RunReport:
         if self.is_worker or not self.started:
             return
         metrics, errors = self.entries()
+        reached = set(self.started.values())  # saved when made, for items pytest never reached
+        self.saved_unreported = sorted(f for f in self.writer.saved_folders() if f not in reached)
+        for folder in self.saved_unreported:  # those that are no result: a resume runs them again (run_folder.py)
+            error = ScenarioRecord.read(self.writer.metrics_of(folder) or {}).infrastructure_error
+            if error:
+                self.unreported_errors[folder] = error
         lost = [e.scenario for e in errors]
         intervals = uncertainty.document(metrics, lost, self.ci_level)
         document = RunMetrics.of(metrics, errors, pass_hat_k_document(metrics, lost), intervals=intervals)
         self.summary_text = self._text(session, metrics, errors)  # the terminal summary prints the same text
         run = RunFiles(self.results_dir, metrics, errors, document, self.summary_text)
-        for name, exc in write_views(run):  # a view must never lose the run
-            self.write_failures.append(f"{name}: {type(exc).__name__}: {exc}")
+        for name, exc in write_views(run):  # each view on its own: one that fails never loses the others
+            view = VIEWS.get(name)
+            self.file_failed(name, _why(exc), required=view is not None and view.required)
+        if self.required_failed and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a run whose files are missing did not deliver
+
+    def file_failed(self, name: str, why: str, *, required: bool) -> None:
+        """A run-level file could not be written: one line at the end (an optional view, such as
+        report.html, is a warning; a required file, such as junit.xml, fails the run's exit status)."""
+        self.write_failures.append(f"{'error' if required else 'warning'}: could not write {name}: {why}")
+        self.required_failed = self.required_failed or required
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker or not self.started or self.session is None:
@@ -221,13 +272,21 @@ class RunReport:
         text = self.summary_text or self._text(self.session, *self.entries())
         for line in text.rstrip().splitlines():
             terminalreporter.write_line(escape_controls(line))  # all_summary.txt keeps the exact text
+        self._tell_save_failures()
         for failure in self.write_failures:
-            terminalreporter.write_line(f"warning: could not write {failure}", yellow=True)
+            terminalreporter.write_line(failure, red=failure.startswith("error"), yellow=failure.startswith("warning"))
         terminalreporter.write_line(f"results: {self.results_dir}")
 
     def pytest_unconfigure(self) -> None:
         if self.folder is not None:
             self.folder.close()
+
+
+def _why(exc: Exception) -> str:
+    """One line: the operating system's reason for a file error, else the error's type and text."""
+    if isinstance(exc, OSError):
+        return f"{type(exc).__name__}: {files.describe_os_error(exc)}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _reason(report: pytest.TestReport) -> str:

@@ -13,6 +13,7 @@ import pytest
 
 from pytest_tau2.plugin import invocation, worker_settings
 from pytest_tau2.plugin.gate import RunGate
+from pytest_tau2.plugin.item import SAVER_KEY
 from pytest_tau2.plugin.keys import (
     CATALOG_KEY,
     FOLDER_NOTES_KEY,
@@ -22,11 +23,13 @@ from pytest_tau2.plugin.keys import (
     is_worker,
     scenario_name,
 )
-from pytest_tau2.plugin.prefetching import end_controller_idle_time, finish_prefetching
+from pytest_tau2.plugin.prefetching import end_controller_idle_time, finish_prefetching, stop_starting
 from pytest_tau2.plugin.run_report import RunReport
 from pytest_tau2.plugin.selection import ShardSelection, resolve_signals
 from pytest_tau2.plugin.selection_hint import HINTS_NAME, SelectionHints, XdistSelectionHints
 from pytest_tau2.plugin.shown import ShownText
+from pytest_tau2.plugin.signals import SignalStop
+from pytest_tau2.report.files import describe_os_error
 from pytest_tau2.report.run_folder import RunFolder, RunFolderError
 from pytest_tau2.report.shards import parse_shard
 from pytest_tau2.run.catalog import Catalog
@@ -35,6 +38,7 @@ from pytest_tau2.run.session import header_lines, preload_model_clients, wants_p
 SELECTED_KEY = pytest.StashKey[bool]()
 """A scenario item was selected in this process (or reported by a worker, on an xdist controller)."""
 REPORT_NAME = "tau2-run-report"
+SIGNALS_KEY = pytest.StashKey[SignalStop]()
 
 
 def configure(config: pytest.Config) -> None:
@@ -61,6 +65,7 @@ def configure(config: pytest.Config) -> None:
     if not is_worker(config):
         config.pluginmanager.register(RunGate(report, settings), "tau2-run-gate")
     config.pluginmanager.register(ShownText(settings), "tau2-shown-text")  # masked, control characters escaped
+    _link_results(config, report)
     config.pluginmanager.import_plugin("pytest_tau2.plugin.item")  # the fixtures and the test function
     # what reporting tools see of a scenario: its location, sub-result lines and counts, JUnit's shape
     config.pluginmanager.import_plugin("pytest_tau2.plugin.reporting")
@@ -69,6 +74,31 @@ def configure(config: pytest.Config) -> None:
         config.pluginmanager.register(hints(scenario_name), HINTS_NAME)  # a -k that selects nothing
     if settings.shard is not None:
         config.pluginmanager.register(ShardSelection(parse_shard(settings.shard)), "tau2-shard")
+
+
+def _link_results(config: pytest.Config, report: RunReport) -> None:
+    """Results saved as soon as they are made (docs/runs.md): by this process when it owns the
+    folder, else (an xdist worker) through its link to the controller; SIGTERM / SIGHUP stop the
+    run as Ctrl-C does, and a result that cannot be saved stops every process starting more."""
+    stop = SignalStop()
+    if _runs_scenarios(config):
+        stop.install()
+        config.stash[SIGNALS_KEY] = stop
+    if getattr(config, "workerinput", None) is None:
+        config.stash[SAVER_KEY] = report.writer
+        report.on_stop.append(lambda reason: stop_starting(config, reason))
+    else:
+        from pytest_tau2.plugin.xdist_link import worker_link
+
+        link = worker_link(config, lambda reason: stop_starting(config, reason))
+        if link is not None:
+            config.stash[SAVER_KEY] = link
+    hooks = config.pluginmanager.get_plugin("tau2-xdist")  # registered at configure where xdist is loaded
+    links = getattr(hooks, "links", None)
+    if links is not None:
+        links.writer = report.writer  # the controller writes what its workers send
+        report.on_stop.append(lambda reason: links.tell(("stop", reason)))
+        stop.on_first = lambda name: links.tell(("interrupt", name))
 
 
 def session_started(session: pytest.Session) -> None:
@@ -115,6 +145,7 @@ def scenarios_selected(config: pytest.Config) -> None:
     report = config.pluginmanager.get_plugin(REPORT_NAME)
     if isinstance(report, RunReport) and report.folder is None and not is_worker(config) and _runs_scenarios(config):
         report.folder = _open_folder(config)
+    _guard_junit_writes(config)
     if _runs_scenarios(config) and not is_controller_of_workers(config):
         settings = config.stash[SETTINGS_KEY]
         if wants_preload(settings):
@@ -151,6 +182,50 @@ def _runs_scenarios(config: pytest.Config) -> bool:
     return not any(getattr(option, name, False) for name in names)
 
 
+def _guard_junit_writes(config: pytest.Config) -> None:
+    """An unwritable JUnit file (``/dev/full``, a full disk) is one line at the end, not a raw
+    OSError that keeps every later end-of-session hook, the results folder's files among them,
+    from running. pytest exposes no handle on its junitxml plugin object but its stash key, and
+    binds a plugin's hooks when it is registered: hence unregister, wrap, register again."""
+    from _pytest.junitxml import xml_key
+
+    xml = config.stash.get(xml_key, None)
+    if xml is None or getattr(xml, "_tau2_guarded", False):
+        return
+    finish, summary = xml.pytest_sessionfinish, xml.pytest_terminal_summary
+    unwritten: list[str] = []
+
+    def pytest_sessionfinish() -> None:
+        try:
+            finish()
+        except OSError as exc:
+            why = f"{type(exc).__name__}: {describe_os_error(exc)}"
+            unwritten.append(why)
+            report = config.pluginmanager.get_plugin(REPORT_NAME)
+            if isinstance(report, RunReport):
+                report.file_failed(f"the JUnit file {xml.logfile}", why, required=True)
+
+    def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+        if not unwritten:  # "generated xml file" only when it was
+            summary(terminalreporter, config)
+
+    config.pluginmanager.unregister(xml)
+    setattr(xml, "pytest_sessionfinish", pytest_sessionfinish)  # noqa: B010  (mypy: a method)
+    setattr(xml, "pytest_terminal_summary", pytest_terminal_summary)  # noqa: B010
+    setattr(xml, "_tau2_guarded", True)  # noqa: B010
+    config.pluginmanager.register(xml)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
+    stop = session.config.stash.get(SIGNALS_KEY, None)
+    if stop is not None:
+        stop.finishing()  # a signal now would cut the run-level files short
     finish_prefetching(session, exitstatus)
     end_controller_idle_time(session.config)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    stop = config.stash.get(SIGNALS_KEY, None)
+    if stop is not None:
+        stop.uninstall()

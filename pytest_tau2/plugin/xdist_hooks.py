@@ -32,17 +32,24 @@ def controller_settings(config: pytest.Config) -> Any:
 
 class XdistHooks:
     """Ship the controller's settings (one results dir for the whole run) and, when resuming,
-    the saved results to every worker: workers never read or write the results folder."""
+    the saved results to every worker: workers never read or write the results folder; each
+    worker's results come back through its link (xdist_link.py) as soon as they are made."""
 
     def pytest_configure_node(self, node: Any) -> None:
         from pytest_tau2.plugin import worker_settings
 
+        self.links.open(node)
         values, relative = worker_settings.ship(controller_settings(node.config), node.config.rootpath)
         node.workerinput["tau2_settings"] = values  # in memory over execnet: never a file on the worker
         node.workerinput["tau2_root_relative"] = relative  # anchored at the worker's rootdir (other machines)
         node.workerinput["tau2_saved"] = node.config.stash.get(SAVED_KEY, {})
 
     def __init__(self) -> None:
+        from pytest_tau2.plugin.xdist_link import ControllerLinks
+
+        self.links = ControllerLinks()
+        """The controller's ends of the workers' result links (xdist_link.py); its writer is set
+        when the adapter wakes up (session.py), before any worker can send a result."""
         self.collections: dict[str, tuple[str, ...]] = {}
         """Controller: the node ids each worker collected, by worker id."""
         self.blamed: set[str] = set()

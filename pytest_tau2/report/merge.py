@@ -49,7 +49,7 @@ from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.run_folder import LOCK_FILE, PARTICIPANT_KEYS, RUN_FILE
 from pytest_tau2.report.run_record import ErrorEntry, RunInfo, RunMetrics
 from pytest_tau2.report.shards import Shard, parse_shard
-from pytest_tau2.report.views import RunFiles, write_views
+from pytest_tau2.report.views import VIEWS, RunFiles, write_views
 
 JUNIT_NAME = "junit.xml"
 """Where a shard's JUnit file is looked for (``--junitxml=<results dir>/junit.xml``), and the merged one's name."""
@@ -255,8 +255,13 @@ def merge(dirs: Sequence[Path], into: Path, *, junit: Sequence[Path] | None = No
     files.write_json(into / RUN_FILE, info.document())
     cases = merge_junit(junit_files, into / JUNIT_NAME) if junit_files else None
     run = RunFiles(into, metrics, errors, document, _summary(folders, metrics, errors))
-    for name, exc in write_views(run):  # a view of the merged files: never lose the merge over it
+    failed = write_views(run)  # each view on its own: one that fails never keeps the others from being written
+    for name, exc in failed:  # an optional view of the merged files: never lose the merge over it
         warnings.append(f"{name} not written: {type(exc).__name__}: {exc}")
+    required = [(name, exc) for name, exc in failed if VIEWS[name].required]
+    if required:
+        name, exc = required[0]
+        raise exc
     return Merged(into, len(metrics), len(errors), cases, warnings)
 
 

@@ -150,10 +150,22 @@ class Breakdown(Part):
 class Recording(Part):
     """Record/replay of model calls for one scenario."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "additionalProperties": False,
+            "required": ["mode", "cassette", "replayed_calls", "recorded_calls"],  # not ``error``
+        }
+    )
     mode: str = Field("", json_schema_extra={"enum": list(RECORD_MODES)})
     cassette: str = Field("", json_schema_extra={"minLength": 1})
     replayed_calls: int = Field(0, json_schema_extra={"minimum": 0})
     recorded_calls: int = Field(0, json_schema_extra={"minimum": 0})
+    error: str | None = Field(
+        None,
+        description="Present when the cassette could not be written (a full or unwritable cassette folder): the "
+        "file and the reason. The scenario's result is saved and scored all the same.",
+        json_schema_extra={"type": "string"},
+    )
 
 
 class DataPin(Part):

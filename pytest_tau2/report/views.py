@@ -4,8 +4,9 @@ A view is a :class:`RunView` in the :data:`VIEWS` registry (extension/registry.p
 file it writes) and a function of the run's :class:`RunFiles`. The run's end on the process that
 owns the results folder (plugin/run_report.py) and ``pytest-tau2 merge`` (report/merge.py) both
 write every registered view through :func:`write_views`, in registration order. The built-ins are
-all_metrics.json and all_summary.txt (required: their failure is the caller's error) and
-report.html (optional: a view must never lose the run; its failure comes back as a warning).
+all_metrics.json and all_summary.txt (required) and report.html (optional). Each view is written
+on its own: one that fails never keeps the others from being written; the failures come back to
+the caller (a run reports each in one line, ``pytest-tau2 merge`` refuses a failed required one).
 A package adds a view with :func:`register_report_view`, say a CSV for a dashboard.
 """
 
@@ -53,14 +54,14 @@ def register_report_view(view: RunView, *, replace: bool = False) -> RunView:
 
 
 def write_views(run: RunFiles) -> list[tuple[str, Exception]]:
-    """Write every registered view; the optional views that failed, with their error."""
+    """Write every registered view, each on its own (a full disk or an unwritable file loses only
+    that file, never the others); the views that failed, with their error, in order. The caller
+    decides what a failed ``required`` view means (``merge`` refuses; a run reports it)."""
     failed: list[tuple[str, Exception]] = []
     for view in VIEWS.values():
         try:
             view.write(run)
         except Exception as exc:
-            if view.required:
-                raise
             failed.append((view.name, exc))
     return failed
 

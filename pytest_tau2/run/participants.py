@@ -268,11 +268,17 @@ class Context:
         return Cassette.open(self.settings.cassette_dir or "cassettes", self.result_name, mode)
 
     def save_cassette(self) -> dict[str, Any] | None:
-        """Write the cassette if this run recorded calls; what metrics.json says about it (None: off)."""
+        """Write the cassette if this run recorded calls; what metrics.json says about it (None: off;
+        with ``error`` when the cassette could not be written)."""
         cassette: Cassette | None = self.__dict__.get("cassette")  # None: off, or never opened
         if cassette is None:
             return None
-        cassette.save()
+        try:
+            cassette.save()
+        except OSError as exc:  # a full cassette folder loses the recording, never the scored result
+            from pytest_tau2.report.files import describe_os_error
+
+            return {**cassette.stats(), "error": f"cassette {cassette.path}: {describe_os_error(exc)}"}
         return cassette.stats()
 
     @functools.cached_property

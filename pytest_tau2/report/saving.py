@@ -1,0 +1,112 @@
+"""Saving scenario results the moment they are made, on the process that owns the results folder.
+
+A conversation paid for is saved as soon as its scoring ends, not when pytest reaches its item:
+under ``--tau2-concurrency`` conversations finish in any order, and one that waited in memory
+for its item was lost to a ``kill -9`` and paid for again by ``--tau2-resume``.
+
+:class:`ResultWriter` writes payloads (report/files.py: metrics.json last) from any thread, one
+at a time, and remembers what it wrote, so that the item's own report later does not write it
+twice. A :class:`SaveTicket` is the answer to one save, given at once on the folder's process
+and over the xdist link (plugin/xdist_link.py) on a worker. The first failed save calls
+``on_failure`` (the adapter stops the run: every later result would be lost the same way).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from pytest_tau2.report import files
+
+
+class SaveTicket:
+    """The answer to one save: ``saved`` (on disk), or ``error`` (one line), once :meth:`wait` is True."""
+
+    def __init__(self) -> None:
+        self._settled = threading.Event()
+        self.error: str | None = None
+
+    def settle(self, error: str | None) -> None:
+        self.error = error
+        self._settled.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """True once the save has an answer (within ``timeout`` seconds)."""
+        return self._settled.wait(timeout)
+
+    @property
+    def saved(self) -> bool:
+        return self._settled.is_set() and self.error is None
+
+    @classmethod
+    def settled(cls, error: str | None) -> SaveTicket:
+        ticket = cls()
+        ticket.settle(error)
+        return ticket
+
+
+class Saver(Protocol):
+    """Where a process hands a result to be saved: the folder's writer, or a worker's link to it."""
+
+    def submit(self, payload: dict[str, Any]) -> SaveTicket: ...
+
+
+class ResultWriter:
+    """Writes scenario payloads into ``results_dir``, thread-safe; the folder's one writer."""
+
+    def __init__(self, results_dir: Path, on_failure: Callable[[str], None] | None = None) -> None:
+        self.results_dir = results_dir
+        self.on_failure = on_failure
+        """Called once, with the first failure's line, on the thread that met it."""
+        self.failures: list[str] = []
+        """One line per result that could not be saved: ``<folder>/<file>: <reason>``."""
+        self._saved: dict[str, Any] = {}  # folder -> the metrics document written there
+        self._lock = threading.Lock()
+        self._told = 0
+
+    def save(self, payload: dict[str, Any]) -> str | None:
+        """Write one payload; None when it is on disk, else the failure's line."""
+        folder = str(payload["folder"])
+        with self._lock:
+            try:
+                files.write_payload(self.results_dir, payload)
+            except OSError as exc:
+                line = (
+                    str(exc) if isinstance(exc, files.ResultFileError) else f"{folder}: {files.describe_os_error(exc)}"
+                )
+                self._saved.pop(folder, None)
+                self.failures.append(line)
+                first = len(self.failures) == 1
+            else:
+                self._saved[folder] = payload["metrics"]
+                return None
+        if first and self.on_failure is not None:
+            self.on_failure(line)
+        return line
+
+    def submit(self, payload: dict[str, Any]) -> SaveTicket:
+        """:meth:`save`, answered at once."""
+        return SaveTicket.settled(self.save(payload))
+
+    def holds(self, payload: dict[str, Any]) -> bool:
+        """Whether this payload's result is what its folder holds now (written by this writer)."""
+        with self._lock:
+            return bool(self._saved.get(str(payload["folder"]), None) == payload["metrics"])
+
+    def saved_folders(self) -> list[str]:
+        with self._lock:
+            return list(self._saved)
+
+    def metrics_of(self, folder: str) -> Any:
+        """The metrics document saved in ``folder`` by this writer, or None."""
+        with self._lock:
+            return self._saved.get(folder)
+
+    def failures_to_tell(self) -> list[str]:
+        """The failures not yet returned by an earlier call (for the terminal, as they happen)."""
+        with self._lock:
+            new = self.failures[self._told :]
+            self._told = len(self.failures)
+        return new

@@ -1,0 +1,71 @@
+"""report/saving.py and report/files.py under write faults: each failure named in one line, the
+first one told once, what was written remembered (the item's report then writes nothing twice),
+and run-level views written each on its own."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from pytest_tau2.report import files, views
+from pytest_tau2.report.run_record import RunMetrics
+from pytest_tau2.report.saving import ResultWriter, SaveTicket
+
+
+def _payload(folder: str, n: int = 1) -> dict[str, object]:
+    return {"folder": folder, "metrics": {"scenario": folder, "n": n}, "files": {"transcript.json": "[]\n"}}
+
+
+def test_a_file_that_cannot_be_written_is_named_with_its_reason(tmp_path: Path) -> None:
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "transcript.json").symlink_to("/dev/full")  # the kernel answers ENOSPC, as a full disk does
+    with pytest.raises(files.ResultFileError) as raised:
+        files.write_payload(tmp_path, _payload("s"))
+    assert str(raised.value) == "s/transcript.json: No space left on device (errno 28)"
+    assert raised.value.errno == 28 and not (folder / "metrics.json").exists()
+
+
+def test_the_writer_tells_the_first_failure_once_and_remembers_what_it_wrote(tmp_path: Path) -> None:
+    told: list[str] = []
+    writer = ResultWriter(tmp_path, on_failure=told.append)
+    ok = _payload("a")
+    assert writer.save(ok) is None and writer.holds(ok)
+    assert not writer.holds(_payload("a", n=2))  # another result for the same folder: not this one
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "transcript.json").symlink_to("/dev/full")
+    assert writer.save(_payload("b")) == "b/transcript.json: No space left on device (errno 28)"
+    assert writer.save(_payload("b")) is not None
+    assert told == ["b/transcript.json: No space left on device (errno 28)"]  # once, the first
+    assert len(writer.failures) == 2 and writer.saved_folders() == ["a"]
+    assert writer.failures_to_tell() == writer.failures and writer.failures_to_tell() == []
+
+
+def test_saves_from_many_threads_each_land_whole(tmp_path: Path) -> None:
+    writer = ResultWriter(tmp_path)
+    threads = [threading.Thread(target=writer.save, args=(_payload(f"s{i}"),)) for i in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(writer.saved_folders()) == sorted(f"s{i}" for i in range(16))
+    assert all((tmp_path / f"s{i}" / "metrics.json").is_file() for i in range(16))
+
+
+def test_a_ticket_is_answered_once_settled() -> None:
+    ticket = SaveTicket()
+    assert not ticket.wait(0) and not ticket.saved
+    ticket.settle("disk full")
+    assert ticket.wait(0) and not ticket.saved and ticket.error == "disk full"
+    assert SaveTicket.settled(None).saved
+
+
+def test_a_required_view_that_fails_keeps_no_other_view_from_being_written(tmp_path: Path) -> None:
+    (tmp_path / "all_summary.txt").mkdir()  # its rename into place fails
+    run = views.RunFiles(tmp_path, [], [], RunMetrics.of([], [], {}), "Success rate: 0/0\n")
+    failed = views.write_views(run)
+    assert [name for name, _ in failed] == ["all_summary.txt"] and views.VIEWS["all_summary.txt"].required
+    assert isinstance(failed[0][1], IsADirectoryError)
+    assert (tmp_path / "all_metrics.json").is_file() and (tmp_path / "report.html").is_file()
