@@ -144,6 +144,19 @@ OPTIONS: tuple[Option, ...] = (
         "bm25",
     ),
     Option(
+        "embedding_model",
+        "litellm embedding model of the dense retrieval configurations (default: the configuration's, "
+        "openai/text-embedding-3-large or openrouter/qwen/qwen3-embedding-8b).",
+        None,
+    ),
+    Option("embedding_args", "JSON object of litellm arguments for the embedding calls (api_base, ...).", None),
+    Option(
+        "reranker_model",
+        "litellm model of the *_reranker retrieval configurations' LLM reranker (default: openai/gpt-5.2).",
+        None,
+    ),
+    Option("reranker_args", "JSON object of litellm arguments for the reranker calls.", None),
+    Option(
         "trials",
         "Trials per scenario: K > 1 makes each scenario K items, test_scenario[<name>-t1] .. [<name>-tK], "
         "each with its own seed; the summary adds pass^k (docs/leaderboard.md).",
@@ -206,6 +219,10 @@ class Settings:
     concurrency: int = 1
     telecom_tasks: str = "base"
     retrieval: str = "bm25"
+    embedding_model: str | None = None
+    embedding_args: str | None = None
+    reranker_model: str | None = None
+    reranker_args: str | None = None
     trials: int = 1
     seed: int = 300
     verdict: str = "six-signal"
@@ -245,7 +262,9 @@ class Settings:
     def secrets(self) -> list[str]:
         """The credentials this run was given: model arguments' keys and URL passwords (for redaction)."""
         found = [
-            value for text in (self.agent_args, self.user_args, self.judge_args) for value in secrets_in_json(text)
+            value
+            for text in (self.agent_args, self.user_args, self.judge_args, self.embedding_args, self.reranker_args)
+            for value in secrets_in_json(text)
         ]
         found += [value for _, value in secret_items({"agent_url": self.agent_url or "", "extra": self.extra})]
         return found

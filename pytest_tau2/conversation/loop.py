@@ -22,6 +22,7 @@ Only ``exit`` and ``transfer`` (the agent's own exit) count as a clean exit.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -247,7 +248,9 @@ class Conversation:
                 self._running = (side.name, call.name, self.clock())
                 try:
                     loop = asyncio.get_running_loop()
-                    result = await loop.run_in_executor(_tool_threads(), side.env.call, call.name, call.arguments)
+                    # In a copy of this task's context: a tool that calls a model finds the trial's scope (llm/scope.py).
+                    run = contextvars.copy_context().run
+                    result = await loop.run_in_executor(_tool_threads(), run, side.env.call, call.name, call.arguments)
                 except asyncio.CancelledError:
                     raise  # the deadline passed while the tool ran: ``_running`` names it in run()
                 except BaseException:

@@ -114,7 +114,7 @@ class Environment:
         """Whether a call of ``name`` runs on the caller's thread: the built-in domains' tools (fast,
         pure Python) do; a user domain's tools run off the event loop (:mod:`conversation.loop`)."""
         tool = self._by_name.get(name)
-        return tool is None or _built_in(type(tool))
+        return tool is None or (_built_in(type(tool)) and not type(tool).slow)
 
     def _error(self, message: str) -> ToolResult:
         self.tool_errors += 1

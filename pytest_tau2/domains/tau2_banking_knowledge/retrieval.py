@@ -10,6 +10,9 @@ Each configuration is upstream's prompt template (``prompts/<file>.md``, with it
 | ``golden_retrieval`` | ``required_docs.md``, the task's required documents inlined | none |
 | ``grep_only`` | ``grep_only.md`` | ``grep`` (regex, documents ranked by match count, top 10) |
 | ``bm25`` | ``classic_rag_bm25_no_grep.md`` | ``KB_search`` (BM25, top 10) |
+| ``openai_embeddings`` / ``qwen_embeddings`` | ``classic_rag_<openai/qwen>_no_grep.md`` | ``KB_search`` (cosine over embeddings, top 10, :mod:`.dense`) |
+| ``<openai/qwen>_embeddings_grep``, ``bm25_grep`` | ``classic_rag_<...>.md`` | ``KB_search`` and ``grep`` |
+| ``..._reranker``, ``..._reranker_grep`` | as without ``_reranker`` | ``KB_search`` whose hits an LLM rates 0-10 (kept: >= 5) |
 | ``terminal_use`` | ``agentic_search.md`` | ``shell`` (a bubblewrap sandbox over the documents, :mod:`.sandbox`) |
 
 BM25 is ``rank_bm25.BM25Okapi`` over each document's content, lower-cased and split on
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_tau2.domains.tau2_banking_knowledge.agent_tools import BankTool, schema, text
+from pytest_tau2.domains.tau2_banking_knowledge.dense import EMBEDDERS, Embedder, dense_search, rerank
 from pytest_tau2.domains.tau2_banking_knowledge.documents import Document, documents
 from pytest_tau2.domains.tau2_banking_knowledge.sandbox import ShellTool, sandbox_problem
 from pytest_tau2.environment.tools import Tool
@@ -46,9 +50,9 @@ class Config:
 
 
 NOT_IMPLEMENTED = {
-    "openai_embeddings": "dense retrieval (litellm embeddings)",
-    "qwen_embeddings": "dense retrieval (litellm embeddings)",
-    "alltools": "dense retrieval (litellm embeddings) beside BM25 and the shell",
+    "alltools": "the AllTools toolkit (KB_search_bm25 and KB_search_dense with a k argument, beside the shell)",
+    "alltools-qwen": "the AllTools toolkit (KB_search_bm25 and KB_search_dense with a k argument, beside the shell)",
+    "terminal_use_write": "a writable scratch copy of the documents in the sandbox",
 }
 """Upstream configurations this port does not offer yet, and what they need."""
 
@@ -133,6 +137,52 @@ CONFIGS: dict[str, Config] = {
 }
 
 
+class _DenseSearch(_Retrieval):
+    """``KB_search`` over dense embeddings (:mod:`.dense`); ``*_reranker`` variants rerank the hits."""
+
+    abstract = True
+    name = "KB_search"
+    description = "Search the knowledge base for documents relevant to a query (dense embeddings)."
+    parameters = schema(["query"], query=text("What to look for."))
+    slow = True  # waits on an embedding model: off the event loop
+    embedder: Embedder
+    reranked: bool = False
+
+    def run(self, query: str) -> str:
+        hits = dense_search(self.folder, self.embedder, query)
+        if self.reranked:
+            hits = rerank(query, hits)
+        return _listing(hits) if hits else "No relevant documents found."
+
+
+class _RerankedBM25(KBSearchTool):
+    abstract = True
+    slow = True  # waits on the reranker model
+
+    def run(self, query: str) -> str:
+        hits = rerank(query, bm25_search(self.folder, query))
+        return _listing(hits) if hits else "No relevant documents found."
+
+
+def _dense_tool(embedder: str, reranked: bool) -> type[Tool]:
+    name = f"KBSearch{embedder.title()}{'Reranked' if reranked else ''}Tool"
+    return type(name, (_DenseSearch,), {"embedder": EMBEDDERS[embedder], "reranked": reranked, "__module__": __name__})
+
+
+class KBSearchBM25RerankedTool(_RerankedBM25):
+    pass
+
+
+for _embedder, _template in (("openai", "classic_rag_openai"), ("qwen", "classic_rag_qwen")):
+    for _reranked in (False, True):
+        _tool = _dense_tool(_embedder, _reranked)
+        globals()[_tool.__name__] = _tool
+        _name = f"{_embedder}_embeddings{'_reranker' if _reranked else ''}"
+        CONFIGS[_name] = Config(_name, f"{_template}_no_grep.md", (_tool,))
+        CONFIGS[f"{_name}_grep"] = Config(f"{_name}_grep", f"{_template}.md", (_tool, GrepTool))
+CONFIGS["bm25_reranker"] = Config("bm25_reranker", "classic_rag_bm25_no_grep.md", (KBSearchBM25RerankedTool,))
+CONFIGS["bm25_grep"] = Config("bm25_grep", "classic_rag_bm25.md", (KBSearchTool, GrepTool))
+CONFIGS["bm25_reranker_grep"] = Config("bm25_reranker_grep", "classic_rag_bm25.md", (KBSearchBM25RerankedTool, GrepTool))
 CONFIGS["terminal_use"] = Config("terminal_use", "agentic_search.md", (ShellTool,))
 SANDBOXED = frozenset({"terminal_use"})
 
