@@ -140,7 +140,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "retrieval",
         "banking_knowledge retrieval configuration: bm25 (default), no_knowledge, full_kb, golden_retrieval, "
-        "grep_only or terminal_use (a shell in a bubblewrap sandbox) (docs/tau2-banking-knowledge.md).",
+        "grep_only, terminal_use (a shell in a bubblewrap sandbox), openai_embeddings / qwen_embeddings "
+        "(dense, litellm embeddings), their *_grep and *_reranker variants, bm25_grep, bm25_reranker "
+        "(docs/tau2-banking-knowledge.md).",
         "bm25",
     ),
     Option(
