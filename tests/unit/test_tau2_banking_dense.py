@@ -11,6 +11,7 @@ import pytest
 
 from pytest_tau2.domains.tau2_banking_knowledge import dense
 from pytest_tau2.domains.tau2_banking_knowledge.retrieval import CONFIGS, check_retrieval
+from pytest_tau2.domains.tau2_banking_knowledge.sandbox import sandbox_problem as problem
 from pytest_tau2.llm.cassette import Cassette, CassetteMissError
 from pytest_tau2.llm.config import RetryPolicy
 from pytest_tau2.llm.scope import SCOPE, ModelScope
@@ -130,11 +131,24 @@ def test_reranker_keeps_what_the_model_rates_relevant_and_replays(kb: Path, tmp_
     assert again == hits and replay.replayed_calls == 3
 
 
-def test_every_upstream_configuration_name_is_offered_or_refused_with_what_is_missing() -> None:
-    for name in ("openai_embeddings", "qwen_embeddings", "openai_embeddings_reranker", "qwen_embeddings_reranker",
-                 "bm25_reranker", "openai_embeddings_grep", "qwen_embeddings_reranker_grep", "bm25_grep",
-                 "bm25_reranker_grep"):  # fmt: skip
-        assert name in CONFIGS and check_retrieval(name) is None
-    for name, missing in (("alltools", "AllTools"), ("alltools-qwen", "AllTools"), ("terminal_use_write", "writable")):
-        problem = check_retrieval(name)
-        assert problem is not None and missing in problem and "\n" not in problem
+def test_every_upstream_configuration_name_is_offered() -> None:
+    upstream = ("no_knowledge", "full_kb", "golden_retrieval", "qwen_embeddings_grep", "openai_embeddings_grep",
+                "qwen_embeddings_reranker_grep", "openai_embeddings_reranker_grep", "bm25_grep", "bm25_reranker_grep",
+                "qwen_embeddings", "openai_embeddings", "qwen_embeddings_reranker", "openai_embeddings_reranker",
+                "bm25", "bm25_reranker", "grep_only", "terminal_use", "terminal_use_write", "alltools",
+                "alltools-qwen")  # fmt: skip
+    assert sorted(CONFIGS) == sorted(upstream)
+    for name in upstream:
+        assert check_retrieval(name) in (None, *(f"--tau2-retrieval {name} needs a sandbox: {p}" for p in [problem()]))
+    unknown = check_retrieval("colbert")
+    assert unknown is not None and unknown.startswith("--tau2-retrieval must be one of no_knowledge, ")
+
+
+def test_the_agent_chooses_how_many_dense_hits(kb: Path, tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        token = SCOPE.set(_scope(server, None, tmp_path))
+        try:
+            hits = dense.dense_search(kb, dense.EMBEDDERS["openai"], "credit", top_k=2)
+        finally:
+            SCOPE.reset(token)
+    assert len(hits) == 2 and hits[0][1] >= hits[1][1]

@@ -14,6 +14,8 @@ Each configuration is upstream's prompt template (``prompts/<file>.md``, with it
 | ``<openai/qwen>_embeddings_grep``, ``bm25_grep`` | ``classic_rag_<...>.md`` | ``KB_search`` and ``grep`` |
 | ``..._reranker``, ``..._reranker_grep`` | as without ``_reranker`` | ``KB_search`` whose hits an LLM rates 0-10 (kept: >= 5) |
 | ``terminal_use`` | ``agentic_search.md`` | ``shell`` (a bubblewrap sandbox over the documents, :mod:`.sandbox`) |
+| ``terminal_use_write`` | ``agentic_search_write.md`` | ``shell`` over a writable per-scenario copy |
+| ``alltools`` (``AllTools``), ``alltools-qwen`` | ``all_tools.md`` | ``KB_search_bm25``, ``KB_search_dense`` (each with ``k``), ``shell`` |
 
 BM25 is ``rank_bm25.BM25Okapi`` over each document's content, lower-cased and split on
 whitespace (upstream's indexer), so rankings are upstream's; the index is built once per process.
@@ -33,7 +35,7 @@ from typing import TYPE_CHECKING
 from pytest_tau2.domains.tau2_banking_knowledge.agent_tools import BankTool, schema, text
 from pytest_tau2.domains.tau2_banking_knowledge.dense import EMBEDDERS, Embedder, dense_search, rerank
 from pytest_tau2.domains.tau2_banking_knowledge.documents import Document, documents
-from pytest_tau2.domains.tau2_banking_knowledge.sandbox import ShellTool, sandbox_problem
+from pytest_tau2.domains.tau2_banking_knowledge.sandbox import ShellTool, WritableShellTool, sandbox_problem
 from pytest_tau2.environment.tools import Tool
 
 if TYPE_CHECKING:
@@ -49,12 +51,10 @@ class Config:
     tools: tuple[type[Tool], ...] = ()
 
 
-NOT_IMPLEMENTED = {
-    "alltools": "the AllTools toolkit (KB_search_bm25 and KB_search_dense with a k argument, beside the shell)",
-    "alltools-qwen": "the AllTools toolkit (KB_search_bm25 and KB_search_dense with a k argument, beside the shell)",
-    "terminal_use_write": "a writable scratch copy of the documents in the sandbox",
-}
-"""Upstream configurations this port does not offer yet, and what they need."""
+NOT_IMPLEMENTED: dict[str, str] = {}
+"""Upstream configurations this port does not offer yet, and what they need (none at the pin)."""
+ALIASES = {"AllTools": "alltools"}
+"""Upstream's alternative spellings."""
 
 
 BUILD_SECONDS: dict[Path, float] = {}
@@ -184,11 +184,69 @@ CONFIGS["bm25_reranker"] = Config("bm25_reranker", "classic_rag_bm25_no_grep.md"
 CONFIGS["bm25_grep"] = Config("bm25_grep", "classic_rag_bm25.md", (KBSearchTool, GrepTool))
 CONFIGS["bm25_reranker_grep"] = Config("bm25_reranker_grep", "classic_rag_bm25.md", (KBSearchBM25RerankedTool, GrepTool))
 CONFIGS["terminal_use"] = Config("terminal_use", "agentic_search.md", (ShellTool,))
-SANDBOXED = frozenset({"terminal_use"})
+CONFIGS["terminal_use_write"] = Config("terminal_use_write", "agentic_search_write.md", (WritableShellTool,))
+
+
+def _top_k(k: object) -> int:
+    try:
+        value = int(str(k))
+    except ValueError:
+        raise ValueError(f"k must be a whole number of documents, got {k!r}") from None
+    if value < 1:
+        raise ValueError(f"k must be at least 1, got {value}")
+    return value
+
+
+_K = {"type": "integer", "description": "Maximum number of documents to return (default 10)."}
+
+
+class KBSearchBM25AllTool(_Retrieval):
+    """``KB_search_bm25`` of ``alltools``: BM25 with the agent's ``k``."""
+
+    name = "KB_search_bm25"
+    description = "Search the knowledge base with BM25 (sparse, keyword) retrieval."
+    parameters = schema(["query"], query=text("What to look for."), k=_K)
+
+    def run(self, query: str, k: object = TOP_K) -> str:
+        hits = bm25_search(self.folder, query, _top_k(k))
+        return _listing(hits) if hits else "No relevant documents found."
+
+
+class _DenseAll(_Retrieval):
+    abstract = True
+    name = "KB_search_dense"
+    description = "Search the knowledge base with dense embedding retrieval."
+    parameters = schema(["query"], query=text("What to look for."), k=_K)
+    slow = True
+    embedder: Embedder
+
+    def run(self, query: str, k: object = TOP_K) -> str:
+        hits = dense_search(self.folder, self.embedder, query, _top_k(k))
+        return _listing(hits) if hits else "No relevant documents found."
+
+
+class KBSearchDenseOpenaiAllTool(_DenseAll):
+    embedder = EMBEDDERS["openai"]
+
+
+class KBSearchDenseQwenAllTool(_DenseAll):
+    embedder = EMBEDDERS["qwen"]
+
+
+ALL_TOOLS_DENSE = {
+    "alltools": ("OpenAI API", "text-embedding-3-large"),
+    "alltools-qwen": ("OpenRouter", "qwen3-embedding-8b"),
+}
+"""The provider and model the ``all_tools.md`` prompt names for ``KB_search_dense`` (upstream's)."""
+CONFIGS["alltools"] = Config("alltools", "all_tools.md", (KBSearchBM25AllTool, KBSearchDenseOpenaiAllTool, ShellTool))
+CONFIGS["alltools-qwen"] = Config("alltools-qwen", "all_tools.md",
+                                  (KBSearchBM25AllTool, KBSearchDenseQwenAllTool, ShellTool))  # fmt: skip
+SANDBOXED = frozenset({"terminal_use", "terminal_use_write", "alltools", "alltools-qwen"})
 
 
 def check_retrieval(name: str) -> str | None:
     """None when ``name`` is a configuration this port offers, else the one-line reason."""
+    name = ALIASES.get(name, name)
     if name in SANDBOXED:
         problem = sandbox_problem()
         return None if problem is None else f"--tau2-retrieval {name} needs a sandbox: {problem}"
@@ -212,6 +270,11 @@ def agent_prompt(config: Config, prompts: Path, folder: Path, required: list[str
     """The agent's system prompt for ``config`` (upstream's template and substitutions)."""
     content = (prompts / config.template).read_text(encoding="utf-8")
     content = re.sub(r"\{\{component:(\w+)\}\}", lambda m: _component(prompts, m), content)
+    if config.name in ALL_TOOLS_DENSE:
+        provider, model = ALL_TOOLS_DENSE[config.name]
+        content = content.replace("{{all_tools_dense_instructions}}",
+                                  f"The `KB_search_dense` tool uses **{provider}** with embedding model `{model}` "
+                                  "for dense retrieval.")  # fmt: skip
     if config.name == "full_kb":
         content = content.replace("{{full_knowledge_base}}", _inline(list(documents(folder))))
     if config.name == "golden_retrieval":
