@@ -248,7 +248,7 @@ class Conversation:
                 self._running = (side.name, call.name, self.clock())
                 try:
                     loop = asyncio.get_running_loop()
-                    # In a copy of this task's context: a tool that calls a model finds the trial's scope (llm/scope.py).
+                    # In a copy of this task's context: a tool calling a model finds the trial's scope (llm/scope.py).
                     run = contextvars.copy_context().run
                     result = await loop.run_in_executor(_tool_threads(), run, side.env.call, call.name, call.arguments)
                 except asyncio.CancelledError:

@@ -285,7 +285,8 @@ def _interaction(entry: object, position: int, earlier: list[Interaction]) -> In
         embeddings = reply.get("embeddings")
         if not isinstance(embeddings, list) or not all(isinstance(t, str) for t in embeddings):
             raise TypeError("an embedding reply's 'embeddings' must be a list of base64 strings")
-        request = {"model": str(stored["model"]), "args": dict(stored.get("args") or {}), "input": list(inputs)}
+        request: dict[str, Any] = {"model": str(stored["model"]), "args": dict(stored.get("args") or {})}
+        request["input"] = list(inputs)
         return Interaction(str(entry["side"]), int(entry["call"]), request, reply, match_key(request))
     messages = list(stored.get("messages") or [])
     tools = stored.get("tools")

@@ -139,7 +139,9 @@ class Trial:
 
         ctx = self.context
         # Tools that call models (banking's dense retrieval and reranker) find the cassette here.
-        token = SCOPE.set(ModelScope(ctx.cassette, ctx.retry_policy(), ctx.usage, self.settings, asyncio.get_running_loop()))
+        token = SCOPE.set(
+            ModelScope(ctx.cassette, ctx.retry_policy(), ctx.usage, self.settings, asyncio.get_running_loop())
+        )
         try:
             return await run_scenario(
                 self.scenario,

@@ -12,7 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.llm_scripts import STOP, AgentScript, ScriptedModels, UserScript, call, model_options, node, run_pytest, subprocess_env
+from tests.e2e.llm_scripts import (
+    STOP,
+    AgentScript,
+    ScriptedModels,
+    UserScript,
+    call,
+    model_options,
+    node,
+    run_pytest,
+    subprocess_env,
+)
 from tests.e2e.test_banking_knowledge_llm import BANK, SCENARIO, TASK, _tasks
 from tests.support.fake_openai import FakeOpenAIServer, text
 
@@ -28,8 +38,8 @@ def _rate(request: dict) -> object:
 def _run(tmp: Path, retrieval: str, server: FakeOpenAIServer | None, base: str, mode: str, cache: Path):
     models = ScriptedModels(_tasks())
     gold = models.tasks.gold(TASK)
-    models.agent[TASK] = AgentScript([call("KB_search", {"query": QUERY}), *(call(a["name"], a["arguments"]) for a in gold),
-                                      text("Your new account is open.")])  # fmt: skip
+    steps = [call("KB_search", {"query": QUERY}), *(call(a["name"], a["arguments"]) for a in gold)]
+    models.agent[TASK] = AgentScript([*steps, text("Your new account is open.")])
     models.user[TASK] = UserScript([f"[case {TASK}] I would like to open an account.", "Yes, please.",
                                     f"Thanks, that is all. {STOP}"])  # fmt: skip
     if server is not None:

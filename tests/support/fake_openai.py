@@ -24,8 +24,8 @@ import itertools
 import json
 import math
 import re
-import struct
 import socket
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -37,9 +37,9 @@ from typing import Any
 __all__ = [
     "EMBEDDING_DIMENSIONS",
     "FakeOpenAIServer",
-    "bag_of_words",
     "Handler",
     "Reply",
+    "bag_of_words",
     "drop",
     "error",
     "hang",

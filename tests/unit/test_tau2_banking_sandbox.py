@@ -108,7 +108,9 @@ def test_terminal_use_write_writes_to_a_scratch_copy_of_its_own() -> None:
     scenario = all_scenarios(settings)["tau2_banking_knowledge__task_001"]().bind(settings)
     assert "{{" not in scenario.get_agent_prompt()
     first, second = (seeding.prepare(scenario, settings).envs["agent"] for _ in range(2))
-    wrote = first.call("shell", {"command": "echo noted > notes.md && sed -i 's/^# /# EDITED /' INDEX.md && cat notes.md"})
+    wrote = first.call(
+        "shell", {"command": "echo noted > notes.md && sed -i 's/^# /# EDITED /' INDEX.md && cat notes.md"}
+    )
     assert wrote.content.strip() == "noted" and not wrote.error
     assert first.call("shell", {"command": "head -1 INDEX.md"}).content.startswith("# EDITED")
     assert second.call("shell", {"command": "ls notes.md"}).content.startswith("Error")  # another scenario's copy

@@ -20,7 +20,6 @@ are recorded in the scenario's cassette like completions.
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import json
 import os
@@ -133,7 +132,7 @@ def _write_store(path: Path, vectors: dict[str, np.ndarray]) -> None:
     os.close(handle)
     try:
         with open(temp, "wb") as out:
-            np.savez(out, **vectors)
+            np.savez(out, **vectors)  # type: ignore[arg-type]  # numpy's stub types **kwds as allow_pickle
         os.replace(temp, path)  # atomic: a concurrent process reads the old file or the new one
     finally:
         Path(temp).unlink(missing_ok=True)
@@ -191,7 +190,9 @@ def dense_index(folder: Path, config: ModelConfig, scope: ModelScope | None) -> 
                 batch = missing[start : start + BATCH]
                 vectors = run_sync(aembed(config, [d.content for d in batch], retry=retry, side="embedding-index"))
                 EMBED_CALLS.append(len(batch))
-                stored.update({doc_hash(d): np.asarray(v, dtype=np.float32) for d, v in zip(batch, vectors, strict=True)})
+                stored.update(
+                    {doc_hash(d): np.asarray(v, dtype=np.float32) for d, v in zip(batch, vectors, strict=True)}
+                )
             _write_store(cache, stored)
         if copy is not None and (missing or not copy.is_file()) and scope is not None and scope.cassette is not None:
             if not scope.cassette.replay_only:
@@ -207,8 +208,9 @@ def embed_query(embedder: Embedder, query: str, scope: ModelScope | None) -> lis
     from pytest_tau2.llm.embedding import aembed
 
     config = embedding_config(embedder, scope)
-    kwargs = {} if scope is None else {"retry": scope.retry, "usage": scope.usage, "cassette": scope.cassette}
-    return run_sync(aembed(config, [embedder.query_text(query)], side="embedding", **kwargs))[0]
+    retry, usage, cassette = (None, None, None) if scope is None else (scope.retry, scope.usage, scope.cassette)
+    texts = [embedder.query_text(query)]
+    return run_sync(aembed(config, texts, side="embedding", retry=retry, usage=usage, cassette=cassette))[0]
 
 
 def dense_search(folder: Path, embedder: Embedder, query: str, top_k: int = TOP_K) -> list[tuple[Document, float]]:
@@ -268,7 +270,9 @@ def _score(text: str | None) -> int | None:
     return max(0, min(10, int(value))) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def rerank(query: str, hits: list[tuple[Document, float]], min_score: int = RERANKER_MIN_SCORE) -> list[tuple[Document, float]]:
+def rerank(
+    query: str, hits: list[tuple[Document, float]], min_score: int = RERANKER_MIN_SCORE
+) -> list[tuple[Document, float]]:
     """Each candidate rated 0-10 by the reranker model (one call each, concurrently); those rated
     at least ``min_score`` are kept, best first. A reply that is not a score drops the document (as
     upstream); a call that fails (transport, cassette miss) fails the search."""
@@ -278,17 +282,28 @@ def rerank(query: str, hits: list[tuple[Document, float]], min_score: int = RERA
         return []
     scope = current()
     config = reranker_config(scope)
-    kwargs = {} if scope is None else {"retry": scope.retry, "usage": scope.usage, "cassette": scope.cassette}
+    retry, usage, cassette = (None, None, None) if scope is None else (scope.retry, scope.usage, scope.cassette)
 
     async def rate_all() -> list[int | None]:
         calls = [
-            acomplete(config, [{"role": "user", "content": RERANK_PROMPT.format(query=query, document=doc.content)}],
-                      response_format=SCORE_FORMAT, side="reranker", **kwargs)  # fmt: skip
+            acomplete(
+                config,
+                [{"role": "user", "content": RERANK_PROMPT.format(query=query, document=doc.content)}],
+                response_format=SCORE_FORMAT,
+                side="reranker",
+                retry=retry,
+                usage=usage,
+                cassette=cassette,
+            )
             for doc, _ in hits
         ]
         return [_score(reply.text) for reply in await asyncio.gather(*calls)]
 
     scores = run_sync(rate_all())
-    rated = [(doc, float(score)) for (doc, _), score in zip(hits, scores, strict=True) if score is not None and score >= min_score]
+    rated = [
+        (doc, float(score))
+        for (doc, _), score in zip(hits, scores, strict=True)
+        if score is not None and score >= min_score
+    ]
     rated.sort(key=lambda hit: hit[1], reverse=True)
     return rated

@@ -10,12 +10,12 @@ Each configuration is upstream's prompt template (``prompts/<file>.md``, with it
 | ``golden_retrieval`` | ``required_docs.md``, the task's required documents inlined | none |
 | ``grep_only`` | ``grep_only.md`` | ``grep`` (regex, documents ranked by match count, top 10) |
 | ``bm25`` | ``classic_rag_bm25_no_grep.md`` | ``KB_search`` (BM25, top 10) |
-| ``openai_embeddings`` / ``qwen_embeddings`` | ``classic_rag_<openai/qwen>_no_grep.md`` | ``KB_search`` (cosine over embeddings, top 10, :mod:`.dense`) |
-| ``<openai/qwen>_embeddings_grep``, ``bm25_grep`` | ``classic_rag_<...>.md`` | ``KB_search`` and ``grep`` |
-| ``..._reranker``, ``..._reranker_grep`` | as without ``_reranker`` | ``KB_search`` whose hits an LLM rates 0-10 (kept: >= 5) |
+| ``openai_embeddings``, ``qwen_embeddings`` | ``classic_rag_*_no_grep.md`` | ``KB_search`` (cosine, :mod:`.dense`) |
+| ``*_embeddings_grep``, ``bm25_grep`` | ``classic_rag_*.md`` | ``KB_search`` and ``grep`` |
+| ``*_reranker``, ``*_reranker_grep`` | as without | ``KB_search``, hits rated 0-10 by an LLM (kept: >= 5) |
 | ``terminal_use`` | ``agentic_search.md`` | ``shell`` (a bubblewrap sandbox over the documents, :mod:`.sandbox`) |
 | ``terminal_use_write`` | ``agentic_search_write.md`` | ``shell`` over a writable per-scenario copy |
-| ``alltools`` (``AllTools``), ``alltools-qwen`` | ``all_tools.md`` | ``KB_search_bm25``, ``KB_search_dense`` (each with ``k``), ``shell`` |
+| ``alltools``, ``alltools-qwen`` | ``all_tools.md`` | ``KB_search_bm25``, ``KB_search_dense``, ``shell`` |
 
 BM25 is ``rank_bm25.BM25Okapi`` over each document's content, lower-cased and split on
 whitespace (upstream's indexer), so rankings are upstream's; the index is built once per process.
@@ -36,6 +36,7 @@ from pytest_tau2.domains.tau2_banking_knowledge.agent_tools import BankTool, sch
 from pytest_tau2.domains.tau2_banking_knowledge.dense import EMBEDDERS, Embedder, dense_search, rerank
 from pytest_tau2.domains.tau2_banking_knowledge.documents import Document, documents
 from pytest_tau2.domains.tau2_banking_knowledge.sandbox import ShellTool, WritableShellTool, sandbox_problem
+from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.environment.tools import Tool
 
 if TYPE_CHECKING:
@@ -182,7 +183,9 @@ for _embedder, _template in (("openai", "classic_rag_openai"), ("qwen", "classic
         CONFIGS[f"{_name}_grep"] = Config(f"{_name}_grep", f"{_template}.md", (_tool, GrepTool))
 CONFIGS["bm25_reranker"] = Config("bm25_reranker", "classic_rag_bm25_no_grep.md", (KBSearchBM25RerankedTool,))
 CONFIGS["bm25_grep"] = Config("bm25_grep", "classic_rag_bm25.md", (KBSearchTool, GrepTool))
-CONFIGS["bm25_reranker_grep"] = Config("bm25_reranker_grep", "classic_rag_bm25.md", (KBSearchBM25RerankedTool, GrepTool))
+CONFIGS["bm25_reranker_grep"] = Config(
+    "bm25_reranker_grep", "classic_rag_bm25.md", (KBSearchBM25RerankedTool, GrepTool)
+)
 CONFIGS["terminal_use"] = Config("terminal_use", "agentic_search.md", (ShellTool,))
 CONFIGS["terminal_use_write"] = Config("terminal_use_write", "agentic_search_write.md", (WritableShellTool,))
 
@@ -197,7 +200,7 @@ def _top_k(k: object) -> int:
     return value
 
 
-_K = {"type": "integer", "description": "Maximum number of documents to return (default 10)."}
+_K: JSONObject = {"type": "integer", "description": "Maximum number of documents to return (default 10)."}
 
 
 class KBSearchBM25AllTool(_Retrieval):
