@@ -269,6 +269,7 @@ class Cassette:
         found, recorded = self._find(side, request, frozenset(config.secrets()))
         if recorded is not None:
             found.vectors = decode_vectors(recorded.reply.get("embeddings") or [])
+            found.completion = _completion({"model": recorded.reply.get("model"), "usage": recorded.reply.get("usage")})
         return found
 
     def _find(self, side: str, request: dict[str, Any], secrets: frozenset[str]) -> tuple[Lookup, Interaction | None]:

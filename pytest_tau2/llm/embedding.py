@@ -47,8 +47,8 @@ async def aembed(
     if cassette is not None:
         lookup = cassette.lookup_embedding(side, config, texts)  # raises a miss in a replay-only mode
         if lookup.vectors is not None:
-            if usage is not None:
-                usage.record(side, _usage(config, 0, None, replayed=True))
+            if usage is not None and lookup.completion is not None:
+                usage.record(side, lookup.completion)  # the recorded tokens, marked replayed
             return lookup.vectors
     policy = retry or RetryPolicy()
     litellm = import_litellm()
@@ -91,6 +91,6 @@ def _cost(litellm: Any, response: Any) -> float | None:
         return None
 
 
-def _usage(config: ModelConfig, tokens: int, cost: float | None, *, replayed: bool = False) -> Completion:
+def _usage(config: ModelConfig, tokens: int, cost: float | None) -> Completion:
     return Completion(text=None, tool_calls=[], prompt_tokens=tokens, completion_tokens=0, cost=cost,
-                      model=config.model, raw={}, replayed=replayed)  # fmt: skip
+                      model=config.model, raw={})  # fmt: skip
