@@ -152,3 +152,13 @@ def test_the_agent_chooses_how_many_dense_hits(kb: Path, tmp_path: Path) -> None
         finally:
             SCOPE.reset(token)
     assert len(hits) == 2 and hits[0][1] >= hits[1][1]
+
+
+def test_the_fingerprint_names_an_overridden_embedding_or_reranker_model() -> None:
+    from pytest_tau2.report.run_folder import fingerprint
+    from pytest_tau2.settings import Settings
+
+    default = fingerprint(Settings(retrieval="openai_embeddings"))
+    assert "embedding_model" not in default and default["retrieval"] == "openai_embeddings"
+    chosen = fingerprint(Settings(retrieval="bm25_reranker", embedding_model="openai/emb", reranker_model="openai/r"))
+    assert (chosen["embedding_model"], chosen["reranker_model"]) == ("openai/emb", "openai/r")
