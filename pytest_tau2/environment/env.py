@@ -87,6 +87,10 @@ class Environment:
         parsed = copy_db(parsed)  # the tool may store what it was given; the caller's object stays untouched
         try:
             value = tool.run(**parsed)
+        except InfrastructureError:
+            # Not the agent's doing (a model a tool calls is down, a cassette miss): the scenario
+            # is an error, never a tool error the agent reads and works around.
+            raise
         except Exception as exc:  # a tool refusing a call is part of the conversation
             return self._error(str(exc) or type(exc).__name__)
         except (SystemExit, KeyboardInterrupt) as exc:

@@ -162,3 +162,29 @@ def test_the_fingerprint_names_an_overridden_embedding_or_reranker_model() -> No
     assert "embedding_model" not in default and default["retrieval"] == "openai_embeddings"
     chosen = fingerprint(Settings(retrieval="bm25_reranker", embedding_model="openai/emb", reranker_model="openai/r"))
     assert (chosen["embedding_model"], chosen["reranker_model"]) == ("openai/emb", "openai/r")
+
+
+def test_a_failing_embedding_call_errors_the_scenario_not_the_agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTEST_TAU2_EMBEDDING_CACHE", str(tmp_path / "cache"))
+    from pytest_tau2.domains import tau2_sources  # noqa: F401
+    from pytest_tau2.errors import InfrastructureError
+    from pytest_tau2.run import seeding
+    from pytest_tau2.scenario.registry import all_scenarios
+    from pytest_tau2.settings import Settings
+
+    data = Path(__import__("os").environ.get("TAU2_DATA_DIR", "/work/shared/tau2-data"))
+    if not (data / "tau2" / "domains" / "banking_knowledge" / "documents").is_dir():
+        pytest.skip("no banking_knowledge data")
+    settings = Settings(data_dir=str(data), retrieval="openai_embeddings")
+    scenario = all_scenarios(settings)["tau2_banking_knowledge__task_001"]().bind(settings)
+    env = seeding.prepare(scenario, settings).envs["agent"]
+    assert not env.runs_inline("KB_search")  # it waits on a model: off the event loop
+    token = SCOPE.set(_scope(None, Cassette.open(tmp_path / "none", "tau2_banking_knowledge__task_001", "none"),
+                             tmp_path / "none"))  # fmt: skip
+    try:
+        with pytest.raises(InfrastructureError, match="document embeddings of openai/emb"):
+            env.call("KB_search", {"query": "fees"})
+    finally:
+        SCOPE.reset(token)
