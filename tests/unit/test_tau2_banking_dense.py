@@ -32,7 +32,6 @@ def kb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (folder / f"{doc_id}.json").write_text(json.dumps({"id": doc_id, "title": title, "content": content}))
     monkeypatch.setenv("PYTEST_TAU2_EMBEDDING_CACHE", str(tmp_path / "cache"))
     dense._INDEXES.clear()
-    dense.EMBED_CALLS.clear()
     return folder
 
 

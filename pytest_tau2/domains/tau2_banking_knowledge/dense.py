@@ -118,9 +118,8 @@ def _read_store(path: Path) -> dict[str, np.ndarray]:
     try:
         with np.load(path) as data:
             return {name: data[name] for name in data.files}
-    except (OSError, ValueError) as exc:  # a torn or foreign file: embed again rather than fail
+    except (OSError, ValueError):  # a torn or foreign file: embed again rather than fail
         path.unlink(missing_ok=True)
-        del exc
         return {}
 
 
@@ -145,8 +144,6 @@ def _cassette_copy(scope: ModelScope | None, key: str) -> Path | None:
     return Path(directory) / "tau2_banking_knowledge" / f"embeddings-{key}.npz"
 
 
-EMBED_CALLS: list[int] = []
-"""How many documents each document-embedding call of this process sent (tests read it)."""
 _LOCK = threading.Lock()
 
 
@@ -189,7 +186,6 @@ def dense_index(folder: Path, config: ModelConfig, scope: ModelScope | None) -> 
             for start in range(0, len(missing), BATCH):
                 batch = missing[start : start + BATCH]
                 vectors = run_sync(aembed(config, [d.content for d in batch], retry=retry, side="embedding-index"))
-                EMBED_CALLS.append(len(batch))
                 stored.update(
                     {doc_hash(d): np.asarray(v, dtype=np.float32) for d, v in zip(batch, vectors, strict=True)}
                 )
