@@ -15,6 +15,7 @@ import pytest
 from tests.e2e.llm_scripts import (
     STOP,
     AgentScript,
+    PytestRun,
     ScriptedModels,
     UserScript,
     call,
@@ -35,7 +36,9 @@ def _rate(request: dict) -> object:
     return text(json.dumps({"relevance_score": 8 if "saving" in document.lower() else 1}))
 
 
-def _run(tmp: Path, retrieval: str, server: FakeOpenAIServer | None, base: str, mode: str, cache: Path):
+def _run(
+    tmp: Path, retrieval: str, server: FakeOpenAIServer | None, base: str, mode: str, cache: Path, transport: str
+) -> PytestRun:
     models = ScriptedModels(_tasks())
     gold = models.tasks.gold(TASK)
     steps = [call("KB_search", {"query": QUERY}), *(call(a["name"], a["arguments"]) for a in gold)]
@@ -48,7 +51,8 @@ def _run(tmp: Path, retrieval: str, server: FakeOpenAIServer | None, base: str, 
     args = json.dumps({"api_base": base, "api_key": "sk-embed-secret"})
     options = [node(SCENARIO), "--tau2-retrieval", retrieval, "--tau2-embedding-model", "openai/emb",
                "--tau2-embedding-args", args, "--tau2-reranker-model", "openai/rerank", "--tau2-reranker-args", args,
-               "--tau2-record-mode", mode, "--tau2-cassette-dir", str(tmp.parent / "cassettes")]  # fmt: skip
+               "--tau2-record-mode", mode, "--tau2-llm-transport", transport,
+               "--tau2-cassette-dir", str(tmp.parent / "cassettes")]  # fmt: skip
     if server is not None:
         options += model_options(server)
     else:
@@ -58,17 +62,21 @@ def _run(tmp: Path, retrieval: str, server: FakeOpenAIServer | None, base: str, 
     return run_pytest(options, tmp, env=env)
 
 
-def _search_result(run) -> str:  # type: ignore[no-untyped-def]
+def _search_result(run: PytestRun) -> str:
     messages = run.transcript(SCENARIO)
     return next(m for m in messages if m.get("role") == "tool" and m.get("name") == "KB_search")["content"]
 
 
-@pytest.mark.parametrize("retrieval", ["openai_embeddings", "openai_embeddings_reranker"])
-def test_dense_search_embeds_once_then_replays_with_the_server_stopped(tmp_path: Path, retrieval: str) -> None:
+@pytest.mark.parametrize(("retrieval", "transport"), [("openai_embeddings", "litellm"),
+                                                     ("openai_embeddings_reranker", "auto")])  # fmt: skip
+def test_dense_search_embeds_once_then_replays_with_the_server_stopped(
+    tmp_path: Path, retrieval: str, transport: str
+) -> None:
+    """Chat calls (agent, user, reranker) through litellm, or the wire path (auto); embeddings always litellm."""
     cache = tmp_path / "embedding-cache"
     with FakeOpenAIServer() as server:
         base = server.base_url
-        first = _run(tmp_path / "record", retrieval, server, base, "once", cache)
+        first = _run(tmp_path / "record", retrieval, server, base, "once", cache, transport)
         assert first.returncode == 0, first.stdout[-3000:]
         documents = sum(len(r["input"]) for r in server.embedding_requests[:-1])
         assert documents == len(list((BANK / "documents").glob("*.json")))  # every document, once
@@ -76,7 +84,7 @@ def test_dense_search_embeds_once_then_replays_with_the_server_stopped(tmp_path:
         reranked = len(server.requests_for("rerank"))
         assert reranked == (10 if "reranker" in retrieval else 0)  # each of the top 10 rated once
         seen = len(server.embedding_requests)
-        second = _run(tmp_path / "cached", retrieval, server, base, "off", cache)
+        second = _run(tmp_path / "cached", retrieval, server, base, "off", cache, transport)
         assert second.returncode == 0, second.stdout[-3000:]
         assert len(server.embedding_requests) == seen + 1  # the cache served the documents: the query alone
     found = _search_result(first)
@@ -87,7 +95,7 @@ def test_dense_search_embeds_once_then_replays_with_the_server_stopped(tmp_path:
     cassette = (tmp_path / "cassettes" / "tau2_banking_knowledge" / f"{SCENARIO}.yaml").read_text("utf-8")
     assert "side: embedding" in cassette and "sk-embed-secret" not in cassette
     shutil.rmtree(cache)  # a fresh machine: the committed cassettes only
-    replay = _run(tmp_path / "replay", retrieval, None, base, "none", cache)  # the server is stopped
+    replay = _run(tmp_path / "replay", retrieval, None, base, "none", cache, transport)  # the server is stopped
     assert replay.returncode == 0, replay.stdout[-3000:]
     assert _search_result(replay) == found
     assert replay.metrics(SCENARIO)["is_successful"] is True
