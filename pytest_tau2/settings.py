@@ -140,9 +140,24 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "retrieval",
         "banking_knowledge retrieval configuration: bm25 (default), no_knowledge, full_kb, golden_retrieval, "
-        "grep_only or terminal_use (a shell in a bubblewrap sandbox) (docs/tau2-banking-knowledge.md).",
+        "grep_only, terminal_use (a shell in a bubblewrap sandbox), openai_embeddings / qwen_embeddings "
+        "(dense, litellm embeddings), their *_grep and *_reranker variants, bm25_grep, bm25_reranker "
+        "(docs/tau2-banking-knowledge.md).",
         "bm25",
     ),
+    Option(
+        "embedding_model",
+        "litellm embedding model of the dense retrieval configurations (default: the configuration's, "
+        "openai/text-embedding-3-large or openrouter/qwen/qwen3-embedding-8b).",
+        None,
+    ),
+    Option("embedding_args", "JSON object of litellm arguments for the embedding calls (api_base, ...).", None),
+    Option(
+        "reranker_model",
+        "litellm model of the *_reranker retrieval configurations' LLM reranker (default: openai/gpt-5.2).",
+        None,
+    ),
+    Option("reranker_args", "JSON object of litellm arguments for the reranker calls.", None),
     Option(
         "trials",
         "Trials per scenario: K > 1 makes each scenario K items, test_scenario[<name>-t1] .. [<name>-tK], "
@@ -247,6 +262,10 @@ class Settings:
     concurrency: int = 1
     telecom_tasks: str = "base"
     retrieval: str = "bm25"
+    embedding_model: str | None = None
+    embedding_args: str | None = None
+    reranker_model: str | None = None
+    reranker_args: str | None = None
     trials: int = 1
     seed: int = 300
     verdict: str = "six-signal"
@@ -293,7 +312,9 @@ class Settings:
     def secrets(self) -> list[str]:
         """The credentials this run was given: model arguments' keys and URL passwords (for redaction)."""
         found = [
-            value for text in (self.agent_args, self.user_args, self.judge_args) for value in secrets_in_json(text)
+            value
+            for text in (self.agent_args, self.user_args, self.judge_args, self.embedding_args, self.reranker_args)
+            for value in secrets_in_json(text)
         ]
         found += [value for _, value in secret_items({"agent_url": self.agent_url or "", "extra": self.extra})]
         return found

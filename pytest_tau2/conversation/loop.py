@@ -29,6 +29,7 @@ too (``sent_id`` keeps the model's); those ids are the ones sent back to the mod
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -271,7 +272,9 @@ class Conversation:
                 self._running = (side.name, call.name, self.clock())
                 try:
                     loop = asyncio.get_running_loop()
-                    result = await loop.run_in_executor(_tool_threads(), side.env.call, call.name, call.arguments)
+                    # In a copy of this task's context: a tool calling a model finds the trial's scope (llm/scope.py).
+                    run = contextvars.copy_context().run
+                    result = await loop.run_in_executor(_tool_threads(), run, side.env.call, call.name, call.arguments)
                 except asyncio.CancelledError:
                     raise  # the deadline passed while the tool ran: ``_running`` names it in run()
                 except BaseException:

@@ -88,6 +88,10 @@ class Environment:
         parsed = copy_db(parsed)  # the tool may store what it was given; the caller's object stays untouched
         try:
             value = tool.run(**parsed)
+        except InfrastructureError:
+            # Not the agent's doing (a model a tool calls is down, a cassette miss): the scenario
+            # is an error, never a tool error the agent reads and works around.
+            raise
         except Exception as exc:  # a tool refusing a call is part of the conversation
             return self._error(str(exc) or type(exc).__name__)
         except (SystemExit, KeyboardInterrupt) as exc:
@@ -115,7 +119,7 @@ class Environment:
         """Whether a call of ``name`` runs on the caller's thread: the built-in domains' tools (fast,
         pure Python) do; a user domain's tools run off the event loop (:mod:`conversation.loop`)."""
         tool = self._by_name.get(name)
-        return tool is None or _built_in(type(tool))
+        return tool is None or (_built_in(type(tool)) and not type(tool).slow)
 
     def _error(self, message: str) -> ToolResult:
         self.tool_errors += 1

@@ -45,6 +45,9 @@ class Tool:
     """Set on write tools: successful calls are recorded as actions under this name."""
     mutates_state: ClassVar[bool] = False
     """True when a call may change the DB (the replay of a trajectory re-executes these)."""
+    slow: ClassVar[bool] = False
+    """True: a call waits on something outside the process (a model, a sandbox), so it runs off
+    the event loop even for a built-in tool (:meth:`Environment.runs_inline`)."""
     ends_conversation: ClassVar[str | None] = None
     """A stop reason (``"exit"``, ``"transfer"``): the conversation ends once the result is committed."""
     abstract: ClassVar[bool] = False

@@ -20,7 +20,9 @@ Nothing here imports litellm: a replayed call never pays its import.
 
 from __future__ import annotations
 
+import base64
 import difflib
+import struct
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -50,7 +52,9 @@ __all__ = [
     "CassetteMissError",
     "Lookup",
     "cassette_path",
+    "decode_vectors",
     "describe_mode",
+    "encode_vectors",
     "reply_changing_args",
 ]
 
@@ -134,6 +138,19 @@ def _without_secrets(value: Any) -> Any:
 # ---- requests and replies as data ---------------------------------------------------------------
 
 
+def encode_vectors(vectors: list[list[float]]) -> list[str]:
+    """Each vector as base64 of little-endian float32 (what ``encoding_format=base64`` sends)."""
+    return [base64.b64encode(struct.pack(f"<{len(v)}f", *v)).decode("ascii") for v in vectors]
+
+
+def decode_vectors(encoded: list[str]) -> list[list[float]]:
+    out = []
+    for text in encoded:
+        raw = base64.b64decode(text)
+        out.append(list(struct.unpack(f"<{len(raw) // 4}f", raw)))
+    return out
+
+
 def _reply_data(completion: Completion) -> dict[str, Any]:
     reply: dict[str, Any] = {"content": completion.text}
     if completion.tool_calls:
@@ -177,6 +194,8 @@ class Lookup:
     key: str
     secrets: frozenset[str] = field(repr=False)  # a traceback's locals (pytest -l) must not show them
     completion: Completion | None = None
+    vectors: list[list[float]] | None = None
+    """The recorded vectors of an embedding call (:meth:`Cassette.lookup_embedding`)."""
 
 
 # ---- the cassette ---------------------------------------------------------------------------------
@@ -235,26 +254,42 @@ class Cassette:
 
         Raises :class:`CassetteMissError` for a miss in a replay-only mode.
         """
-        secrets = frozenset(config.secrets())
         request: dict[str, Any] = {"model": config.model, "args": reply_changing_args(config, response_format)}
         request["tools"] = list(tools) if tools else None
         request["messages"] = list(messages)
+        found, recorded = self._find(side, request, frozenset(config.secrets()))
+        if recorded is not None:
+            found.completion = _completion(recorded.reply)
+        return found
+
+    def lookup_embedding(self, side: str, config: ModelConfig, inputs: list[str]) -> Lookup:
+        """Find this embedding call; ``Lookup.vectors`` holds the recorded vectors, or None.
+
+        Matched on the model, its reply-changing arguments and the texts, as a completion is.
+        """
+        request: dict[str, Any] = {"model": config.model, "args": reply_changing_args(config), "input": list(inputs)}
+        found, recorded = self._find(side, request, frozenset(config.secrets()))
+        if recorded is not None:
+            found.vectors = decode_vectors(recorded.reply.get("embeddings") or [])
+            found.completion = _completion({"model": recorded.reply.get("model"), "usage": recorded.reply.get("usage")})
+        return found
+
+    def _find(self, side: str, request: dict[str, Any], secrets: frozenset[str]) -> tuple[Lookup, Interaction | None]:
         with self._lock:
             call = self._calls[side] = self._calls.get(side, 0) + 1
         found = Lookup(side, call, request, match_key(request, secrets), secrets)
         if self.mode == "all":
-            return found
+            return found, None
         with self._lock:
             index = self._take(found.key)
             if index is not None:
                 recorded = self.recorded[index]
                 self.played.append(recorded)
                 self.replayed_calls += 1
-                found.completion = _completion(recorded.reply)
-                return found
+                return found, recorded
         if self.replay_only:
             raise CassetteMissError(self._miss_message(found))
-        return found
+        return found, None
 
     def _take(self, key: str) -> int | None:
         """The first unused recorded call with this key; the last one again once all are used."""
@@ -271,6 +306,14 @@ class Cassette:
         """Add a call the model has just answered (credentials masked)."""
         request = masked_data(ordered(lookup.request), lookup.secrets)
         reply = masked_data(_reply_data(completion), lookup.secrets)
+        with self._lock:
+            self.played.append(Interaction(lookup.side, lookup.call, request, reply, lookup.key))
+            self.new_calls += 1
+
+    def record_embedding(self, lookup: Lookup, vectors: list[list[float]], model: str, prompt_tokens: int) -> None:
+        """Add an embedding call just made: the vectors as base64 float32 (the API's own encoding)."""
+        request = masked_data(ordered(lookup.request), lookup.secrets)
+        reply = {"model": model, "usage": {"prompt_tokens": prompt_tokens}, "embeddings": encode_vectors(vectors)}
         with self._lock:
             self.played.append(Interaction(lookup.side, lookup.call, request, reply, lookup.key))
             self.new_calls += 1

@@ -101,6 +101,8 @@ def match_key(request: Mapping[str, object], secrets: frozenset[str] = frozenset
     parts = [_canonical(_dumps(head), secrets), _canonical(_dumps(request.get("tools")), secrets)]
     messages = cast("Sequence[object]", request.get("messages") or [])
     parts += [_canonical(_dumps(message), secrets) for message in messages]
+    if "input" in request:  # an embedding call: the texts embedded
+        parts.append(_canonical(_dumps(request["input"]), secrets))
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
 
 
@@ -160,7 +162,8 @@ def _dump(data: object) -> str:
 
 def render_request(request: Mapping[str, object]) -> str:
     """A request, whole, laid out as the cassette lays it out (YAML), for diffs."""
-    return _dump({key: ordered(request.get(key)) for key in ("model", "args", "tools", "messages")})
+    keys = ("model", "args", "input") if "input" in request else ("model", "args", "tools", "messages")
+    return _dump({key: ordered(request.get(key)) for key in keys})
 
 
 def _compress(calls: list[Interaction]) -> list[dict[str, Any]]:
@@ -177,6 +180,11 @@ def _compress(calls: list[Interaction]) -> list[dict[str, Any]]:
         stored: dict[str, Any] = {"model": request["model"]}
         if request.get("args"):
             stored["args"] = request["args"]
+        if "input" in request:  # an embedding call: the texts, nothing to share with a conversation
+            stored["input"] = request["input"]
+            out.append({"n": n, "side": interaction.side, "call": interaction.call, "request": stored,
+                        "reply": interaction.reply})  # fmt: skip
+            continue
         messages = list(request["messages"])
         tools = request.get("tools")
         previous = last.get(interaction.side)
@@ -270,6 +278,16 @@ def _interaction(entry: object, position: int, earlier: list[Interaction]) -> In
     reply = entry["reply"]
     if not isinstance(stored, dict) or not isinstance(reply, dict):
         raise TypeError("'request' and 'reply' must be mappings")
+    if "input" in stored:  # an embedding call
+        inputs = stored["input"]
+        if not isinstance(inputs, list) or not all(isinstance(t, str) for t in inputs):
+            raise TypeError("an embedding call's 'input' must be a list of strings")
+        embeddings = reply.get("embeddings")
+        if not isinstance(embeddings, list) or not all(isinstance(t, str) for t in embeddings):
+            raise TypeError("an embedding reply's 'embeddings' must be a list of base64 strings")
+        request: dict[str, Any] = {"model": str(stored["model"]), "args": dict(stored.get("args") or {})}
+        request["input"] = list(inputs)
+        return Interaction(str(entry["side"]), int(entry["call"]), request, reply, match_key(request))
     messages = list(stored.get("messages") or [])
     tools = stored.get("tools")
     base = stored.get("base")

@@ -81,6 +81,9 @@ def fingerprint(settings: Settings) -> dict[str, Any]:
         safe = config.safe_dict()
         safe["args"] = {k: v for k, v in safe["args"].items() if k not in ENDPOINT_ARGS}
         values[f"{side}_model"] = safe
+    for name in ("embedding_model", "reranker_model"):  # banking retrieval; unset: the configuration's own
+        if getattr(settings, name, None):
+            values[name] = getattr(settings, name)
     values["data_pin"] = PIN_COMMIT
     return json.loads(json.dumps(values, default=str, sort_keys=True))  # type: ignore[no-any-return]
 

@@ -135,13 +135,23 @@ class Trial:
         self, agent: Agent | None = None, user: Participant | None = None, judge: Any = _UNBUILT
     ) -> ScenarioOutcome:
         """The conversation and its scoring, with the built-in participants unless others are given."""
-        return await run_scenario(
-            self.scenario,
-            agent=self.agent if agent is None else agent,
-            user=self.user if user is None else user,
-            settings=self.settings,
-            judge=self.judge if judge is _UNBUILT else judge,
+        from pytest_tau2.llm.scope import SCOPE, ModelScope
+
+        ctx = self.context
+        # Tools that call models (banking's dense retrieval and reranker) find the cassette here.
+        token = SCOPE.set(
+            ModelScope(ctx.cassette, ctx.retry_policy(), ctx.usage, self.settings, asyncio.get_running_loop())
         )
+        try:
+            return await run_scenario(
+                self.scenario,
+                agent=self.agent if agent is None else agent,
+                user=self.user if user is None else user,
+                settings=self.settings,
+                judge=self.judge if judge is _UNBUILT else judge,
+            )
+        finally:
+            SCOPE.reset(token)
 
     def run_alone(
         self, agent: Agent | None = None, user: Participant | None = None, judge: Any = _UNBUILT

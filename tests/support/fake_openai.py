@@ -13,7 +13,9 @@ ids that repeat or are missing (:func:`tool_calls` with ``ids=``), a judge that 
 project's format or badly (:func:`judge_reply`, :func:`judge_answer`), and usage blocks of every
 shape (``usage=``: missing, null, negative, non-numeric counts; :data:`NO_USAGE`).
 
-Only ``POST /v1/chat/completions`` (non-streaming) is served.  Every response
+``POST /v1/chat/completions`` (non-streaming) is served as scripted, and ``POST
+/v1/embeddings`` with deterministic vectors (:func:`bag_of_words`: a hashed bag of words, so
+texts that share words are near and a retrieval order is meaningful).  Every response
 goes out in a single ``sendall`` on a ``TCP_NODELAY`` socket: the stock
 ``http.server`` writes headers and body separately, and on a keep-alive
 connection Nagle's algorithm plus the client's delayed ACK then add ~40 ms to
@@ -22,10 +24,14 @@ every reply, which would dominate the concurrency benchmark.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import itertools
 import json
+import math
 import re
 import socket
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -35,11 +41,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 __all__ = [
+    "EMBEDDING_DIMENSIONS",
     "MISSING_ID",
     "NO_USAGE",
     "FakeOpenAIServer",
     "Handler",
     "Reply",
+    "bag_of_words",
     "drop",
     "error",
     "hang",
@@ -259,6 +267,39 @@ def sequence(*replies: Reply, repeat_last: bool = True) -> Handler:
     return handler
 
 
+EMBEDDING_DIMENSIONS = 256
+
+
+def bag_of_words(text_: str, dimensions: int = EMBEDDING_DIMENSIONS) -> list[float]:
+    """A unit vector: each lower-cased word adds 1 at a position hashed from it (sha256)."""
+    vector = [0.0] * dimensions
+    for word in re.findall(r"[a-z0-9]+", text_.lower()):
+        vector[int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "little") % dimensions] += 1.0
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    return [v / norm for v in vector]
+
+
+def _embedding_body(request: dict[str, Any]) -> dict[str, Any]:
+    inputs = request.get("input")
+    texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+    dimensions = int(request.get("dimensions") or EMBEDDING_DIMENSIONS)
+    data = []
+    for index, item in enumerate(texts):
+        vector = bag_of_words(str(item), dimensions)
+        if request.get("encoding_format") == "base64":  # the OpenAI SDK's default: float32, little-endian
+            encoded: Any = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+        else:
+            encoded = vector
+        data.append({"object": "embedding", "index": index, "embedding": encoded})
+    tokens = sum(_approx_tokens(str(t)) for t in texts)
+    return {
+        "object": "list",
+        "data": data,
+        "model": request.get("model"),
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
+
+
 def _strip_provider(model: str) -> str:
     # litellm strips "openai/" before sending; tolerate callers that did not.
     return model.removeprefix("openai/")
@@ -280,6 +321,7 @@ class _State:
     stopping: threading.Event = field(default_factory=threading.Event)
     routes: list[_Route] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    embedding_requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     handler_errors: list[BaseException] = field(default_factory=list)
     call_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -335,7 +377,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
-        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+        path = self.path.rstrip("/")
+        if path not in ("/v1/chat/completions", "/chat/completions", "/v1/embeddings", "/embeddings"):
             self._send_json(404, _error_body(404, f"fake_openai: no route for POST {self.path}"))
             return
         try:
@@ -345,6 +388,11 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self._send_json(400, _error_body(400, f"fake_openai: request body is not JSON: {exc}"))
             return
         state = self.server.state
+        if path.endswith("/embeddings"):
+            with state.lock:
+                state.embedding_requests.append(request)
+            self._send_json(200, _embedding_body(request))
+            return
         with state.lock:
             state.requests.append(request)
             state.headers.append({name.lower(): value for name, value in self.headers.items()})
@@ -567,6 +615,12 @@ class FakeOpenAIServer:
         """A snapshot of every request body received, in arrival order."""
         with self._state.lock:
             return list(self._state.requests)
+
+    @property
+    def embedding_requests(self) -> list[dict[str, Any]]:
+        """A snapshot of every ``/v1/embeddings`` request body, in arrival order (not in :attr:`requests`)."""
+        with self._state.lock:
+            return list(self._state.embedding_requests)
 
     @property
     def request_headers(self) -> list[dict[str, str]]:

@@ -100,3 +100,45 @@ def test_a_sandbox_that_cannot_start_is_refused(monkeypatch: pytest.MonkeyPatch)
         assert sandbox.sandbox_problem() == "bwrap cannot start a sandbox here (bwrap: No permissions)"
     finally:
         sandbox.sandbox_problem.cache_clear()
+
+
+@needs_bwrap
+def test_terminal_use_write_writes_to_a_scratch_copy_of_its_own() -> None:
+    settings = Settings(data_dir=str(DATA_DIR), retrieval="terminal_use_write")
+    scenario = all_scenarios(settings)["tau2_banking_knowledge__task_001"]().bind(settings)
+    assert "{{" not in scenario.get_agent_prompt()
+    first, second = (seeding.prepare(scenario, settings).envs["agent"] for _ in range(2))
+    wrote = first.call(
+        "shell", {"command": "echo noted > notes.md && sed -i 's/^# /# EDITED /' INDEX.md && cat notes.md"}
+    )
+    assert wrote.content.strip() == "noted" and not wrote.error
+    assert first.call("shell", {"command": "head -1 INDEX.md"}).content.startswith("# EDITED")
+    assert second.call("shell", {"command": "ls notes.md"}).content.startswith("Error")  # another scenario's copy
+    assert second.call("shell", {"command": "head -1 INDEX.md"}).content.startswith("# Knowledge Base Index")
+    assert sandbox.exported(DOCS).joinpath("INDEX.md").read_text().startswith("# Knowledge Base Index")
+    assert first.call("shell", {"command": "touch /usr/x 2>&1 || echo refused"}).content.strip().endswith("refused")
+
+
+def test_write_and_alltools_configurations_need_the_sandbox_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    sandbox.sandbox_problem.cache_clear()
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    try:
+        for name in ("terminal_use_write", "alltools", "AllTools", "alltools-qwen"):
+            message = retrieval.check_retrieval(name)
+            assert message is not None and "\n" not in message and "bwrap (bubblewrap) is not installed" in message
+    finally:
+        sandbox.sandbox_problem.cache_clear()
+
+
+@needs_bwrap
+def test_alltools_offers_bm25_dense_and_the_shell_with_the_dense_model_in_its_prompt() -> None:
+    settings = Settings(data_dir=str(DATA_DIR), retrieval="AllTools")
+    scenario = all_scenarios(settings)["tau2_banking_knowledge__task_001"]().bind(settings)
+    env = seeding.prepare(scenario, settings).envs["agent"]
+    names = [t["function"]["name"] for t in env.schemas()][14:]
+    assert names == ["KB_search_bm25", "KB_search_dense", "shell", "EndConversationTool"]
+    prompt = scenario.get_agent_prompt()
+    assert "{{" not in prompt and "`text-embedding-3-large`" in prompt
+    top3 = env.call("KB_search_bm25", {"query": "savings account interest", "k": 3}).content
+    assert top3.count("   ID: doc_") == 3
+    assert env.call("KB_search_bm25", {"query": "savings", "k": 0}).error

@@ -10,7 +10,12 @@ Each configuration is upstream's prompt template (``prompts/<file>.md``, with it
 | ``golden_retrieval`` | ``required_docs.md``, the task's required documents inlined | none |
 | ``grep_only`` | ``grep_only.md`` | ``grep`` (regex, documents ranked by match count, top 10) |
 | ``bm25`` | ``classic_rag_bm25_no_grep.md`` | ``KB_search`` (BM25, top 10) |
+| ``openai_embeddings``, ``qwen_embeddings`` | ``classic_rag_*_no_grep.md`` | ``KB_search`` (cosine, :mod:`.dense`) |
+| ``*_embeddings_grep``, ``bm25_grep`` | ``classic_rag_*.md`` | ``KB_search`` and ``grep`` |
+| ``*_reranker``, ``*_reranker_grep`` | as without | ``KB_search``, hits rated 0-10 by an LLM (kept: >= 5) |
 | ``terminal_use`` | ``agentic_search.md`` | ``shell`` (a bubblewrap sandbox over the documents, :mod:`.sandbox`) |
+| ``terminal_use_write`` | ``agentic_search_write.md`` | ``shell`` over a writable per-scenario copy |
+| ``alltools``, ``alltools-qwen`` | ``all_tools.md`` | ``KB_search_bm25``, ``KB_search_dense``, ``shell`` |
 
 BM25 is ``rank_bm25.BM25Okapi`` over each document's content, lower-cased and split on
 whitespace (upstream's indexer), so rankings are upstream's; the index is built once per process.
@@ -28,8 +33,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_tau2.domains.tau2_banking_knowledge.agent_tools import BankTool, schema, text
+from pytest_tau2.domains.tau2_banking_knowledge.dense import EMBEDDERS, Embedder, dense_search, rerank
 from pytest_tau2.domains.tau2_banking_knowledge.documents import Document, documents
-from pytest_tau2.domains.tau2_banking_knowledge.sandbox import ShellTool, sandbox_problem
+from pytest_tau2.domains.tau2_banking_knowledge.sandbox import ShellTool, WritableShellTool, sandbox_problem
+from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.environment.tools import Tool
 
 if TYPE_CHECKING:
@@ -45,12 +52,10 @@ class Config:
     tools: tuple[type[Tool], ...] = ()
 
 
-NOT_IMPLEMENTED = {
-    "openai_embeddings": "dense retrieval (litellm embeddings)",
-    "qwen_embeddings": "dense retrieval (litellm embeddings)",
-    "alltools": "dense retrieval (litellm embeddings) beside BM25 and the shell",
-}
-"""Upstream configurations this port does not offer yet, and what they need."""
+NOT_IMPLEMENTED: dict[str, str] = {}
+"""Upstream configurations this port does not offer yet, and what they need (none at the pin)."""
+ALIASES = {"AllTools": "alltools"}
+"""Upstream's alternative spellings."""
 
 
 BUILD_SECONDS: dict[Path, float] = {}
@@ -133,12 +138,118 @@ CONFIGS: dict[str, Config] = {
 }
 
 
+class _DenseSearch(_Retrieval):
+    """``KB_search`` over dense embeddings (:mod:`.dense`); ``*_reranker`` variants rerank the hits."""
+
+    abstract = True
+    name = "KB_search"
+    description = "Search the knowledge base for documents relevant to a query (dense embeddings)."
+    parameters = schema(["query"], query=text("What to look for."))
+    slow = True  # waits on an embedding model: off the event loop
+    embedder: Embedder
+    reranked: bool = False
+
+    def run(self, query: str) -> str:
+        hits = dense_search(self.folder, self.embedder, query)
+        if self.reranked:
+            hits = rerank(query, hits)
+        return _listing(hits) if hits else "No relevant documents found."
+
+
+class _RerankedBM25(KBSearchTool):
+    abstract = True
+    slow = True  # waits on the reranker model
+
+    def run(self, query: str) -> str:
+        hits = rerank(query, bm25_search(self.folder, query))
+        return _listing(hits) if hits else "No relevant documents found."
+
+
+def _dense_tool(embedder: str, reranked: bool) -> type[Tool]:
+    name = f"KBSearch{embedder.title()}{'Reranked' if reranked else ''}Tool"
+    return type(name, (_DenseSearch,), {"embedder": EMBEDDERS[embedder], "reranked": reranked, "__module__": __name__})
+
+
+class KBSearchBM25RerankedTool(_RerankedBM25):
+    pass
+
+
+for _embedder, _template in (("openai", "classic_rag_openai"), ("qwen", "classic_rag_qwen")):
+    for _reranked in (False, True):
+        _tool = _dense_tool(_embedder, _reranked)
+        globals()[_tool.__name__] = _tool
+        _name = f"{_embedder}_embeddings{'_reranker' if _reranked else ''}"
+        CONFIGS[_name] = Config(_name, f"{_template}_no_grep.md", (_tool,))
+        CONFIGS[f"{_name}_grep"] = Config(f"{_name}_grep", f"{_template}.md", (_tool, GrepTool))
+CONFIGS["bm25_reranker"] = Config("bm25_reranker", "classic_rag_bm25_no_grep.md", (KBSearchBM25RerankedTool,))
+CONFIGS["bm25_grep"] = Config("bm25_grep", "classic_rag_bm25.md", (KBSearchTool, GrepTool))
+CONFIGS["bm25_reranker_grep"] = Config(
+    "bm25_reranker_grep", "classic_rag_bm25.md", (KBSearchBM25RerankedTool, GrepTool)
+)
 CONFIGS["terminal_use"] = Config("terminal_use", "agentic_search.md", (ShellTool,))
-SANDBOXED = frozenset({"terminal_use"})
+CONFIGS["terminal_use_write"] = Config("terminal_use_write", "agentic_search_write.md", (WritableShellTool,))
+
+
+def _top_k(k: object) -> int:
+    try:
+        value = int(str(k))
+    except ValueError:
+        raise ValueError(f"k must be a whole number of documents, got {k!r}") from None
+    if value < 1:
+        raise ValueError(f"k must be at least 1, got {value}")
+    return value
+
+
+_K: JSONObject = {"type": "integer", "description": "Maximum number of documents to return (default 10)."}
+
+
+class KBSearchBM25AllTool(_Retrieval):
+    """``KB_search_bm25`` of ``alltools``: BM25 with the agent's ``k``."""
+
+    name = "KB_search_bm25"
+    description = "Search the knowledge base with BM25 (sparse, keyword) retrieval."
+    parameters = schema(["query"], query=text("What to look for."), k=_K)
+
+    def run(self, query: str, k: object = TOP_K) -> str:
+        hits = bm25_search(self.folder, query, _top_k(k))
+        return _listing(hits) if hits else "No relevant documents found."
+
+
+class _DenseAll(_Retrieval):
+    abstract = True
+    name = "KB_search_dense"
+    description = "Search the knowledge base with dense embedding retrieval."
+    parameters = schema(["query"], query=text("What to look for."), k=_K)
+    slow = True
+    embedder: Embedder
+
+    def run(self, query: str, k: object = TOP_K) -> str:
+        hits = dense_search(self.folder, self.embedder, query, _top_k(k))
+        return _listing(hits) if hits else "No relevant documents found."
+
+
+class KBSearchDenseOpenaiAllTool(_DenseAll):
+    embedder = EMBEDDERS["openai"]
+
+
+class KBSearchDenseQwenAllTool(_DenseAll):
+    embedder = EMBEDDERS["qwen"]
+
+
+ALL_TOOLS_DENSE = {
+    "alltools": ("OpenAI API", "text-embedding-3-large"),
+    "alltools-qwen": ("OpenRouter", "qwen3-embedding-8b"),
+}
+"""The provider and model the ``all_tools.md`` prompt names for ``KB_search_dense`` (upstream's)."""
+CONFIGS["alltools"] = Config("alltools", "all_tools.md", (KBSearchBM25AllTool, KBSearchDenseOpenaiAllTool, ShellTool))
+CONFIGS["alltools-qwen"] = Config("alltools-qwen", "all_tools.md",
+                                  (KBSearchBM25AllTool, KBSearchDenseQwenAllTool, ShellTool))  # fmt: skip
+SANDBOXED = frozenset({"terminal_use", "terminal_use_write", "alltools", "alltools-qwen"})
 
 
 def check_retrieval(name: str) -> str | None:
     """None when ``name`` is a configuration this port offers, else the one-line reason."""
+    name = ALIASES.get(name, name)
     if name in SANDBOXED:
         problem = sandbox_problem()
         return None if problem is None else f"--tau2-retrieval {name} needs a sandbox: {problem}"
@@ -162,6 +273,11 @@ def agent_prompt(config: Config, prompts: Path, folder: Path, required: list[str
     """The agent's system prompt for ``config`` (upstream's template and substitutions)."""
     content = (prompts / config.template).read_text(encoding="utf-8")
     content = re.sub(r"\{\{component:(\w+)\}\}", lambda m: _component(prompts, m), content)
+    if config.name in ALL_TOOLS_DENSE:
+        provider, model = ALL_TOOLS_DENSE[config.name]
+        content = content.replace("{{all_tools_dense_instructions}}",
+                                  f"`KB_search_dense` ranks documents by embeddings of the model `{model}` "
+                                  f"({provider}).")  # fmt: skip  (our wording; upstream fills the same facts)
     if config.name == "full_kb":
         content = content.replace("{{full_knowledge_base}}", _inline(list(documents(folder))))
     if config.name == "golden_retrieval":

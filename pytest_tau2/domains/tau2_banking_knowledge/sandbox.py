@@ -3,7 +3,8 @@ bubblewrap sandbox.
 
 The documents are exported once per process as ``<id>.md`` files (``# <title>`` then the
 content) with an ``INDEX.md`` (upstream's layout), into a temporary folder that the sandbox
-mounts read-only as its working directory ``/kb``. The sandbox (``bwrap``) sees nothing else of
+mounts read-only as its working directory ``/kb`` (``terminal_use_write``: a per-scenario
+copy, mounted read-write). The sandbox (``bwrap``) sees nothing else of
 the machine but the system's programs (``/usr`` read-only): no network (all namespaces
 unshared), no home, an empty ``/tmp``, a clean environment; each command has a time limit and
 its output is cut at a size limit. Where ``bwrap`` is missing or cannot start a sandbox, the
@@ -52,7 +53,7 @@ def exported(folder: Path) -> Path:
     return target
 
 
-def bwrap_command(kb: Path, command: str) -> list[str]:
+def bwrap_command(kb: Path, command: str, writable: bool = False) -> list[str]:
     args = ["bwrap", "--ro-bind", "/usr", "/usr"]
     for top in ("bin", "sbin", "lib", "lib32", "lib64"):
         path = Path("/") / top
@@ -61,7 +62,8 @@ def bwrap_command(kb: Path, command: str) -> list[str]:
         elif path.is_dir():
             args += ["--ro-bind", str(path), str(path)]
     args += [
-        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--ro-bind", str(kb), "/kb", "--chdir", "/kb",
+        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind" if writable else "--ro-bind", str(kb), "/kb",
+        "--chdir", "/kb",
         "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
         "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/kb", "--setenv", "LANG", "C.UTF-8",
         "/bin/sh", "-c", command,
@@ -69,11 +71,12 @@ def bwrap_command(kb: Path, command: str) -> list[str]:
     return args
 
 
-def run(kb: Path, command: str, time_limit: float = TIME_LIMIT_S) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of ``command`` run in the sandbox; 124 when it ran out of time."""
+def run(kb: Path, command: str, time_limit: float = TIME_LIMIT_S, writable: bool = False) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``command`` run in the sandbox; 124 when it ran out of time.
+    ``writable``: ``/kb`` is mounted read-write (a scratch copy, :class:`WritableShellTool`)."""
     try:
         done = subprocess.run(
-            bwrap_command(kb, command), capture_output=True, text=True, timeout=time_limit, errors="replace"
+            bwrap_command(kb, command, writable), capture_output=True, text=True, timeout=time_limit, errors="replace"
         )
     except subprocess.TimeoutExpired:
         return 124, "", f"the command did not finish within {time_limit:g} s and was stopped"
@@ -116,7 +119,38 @@ class ShellTool(BankTool):
         "awk, sed... Start with `cat INDEX.md`."
     )
     parameters = schema(["command"], command=text("The command, e.g. \"grep -ril 'credit card' .\" or 'cat INDEX.md'."))
+    slow = True  # a subprocess of up to TIME_LIMIT_S: off the event loop
 
     def run(self, command: str) -> str:
         kb = exported(Path(str(self.state["documents_dir"])))
         return answer(command, *run(kb, command))
+
+
+SCRATCH = "kb_scratch_dir"
+"""The state key of a scenario's writable copy of the documents (``terminal_use_write``)."""
+
+
+def scratch_copy(folder: Path) -> Path:
+    """A fresh, writable copy of the exported documents, removed when the process ends."""
+    target = Path(tempfile.mkdtemp(prefix="tau2-kb-rw-"))
+    atexit.register(shutil.rmtree, target, True)
+    for path in exported(folder).iterdir():
+        shutil.copyfile(path, target / path.name)  # copyfile: the copies are the umask's, writable
+    return target
+
+
+class WritableShellTool(ShellTool):
+    """``shell`` of ``terminal_use_write``: the same sandbox over a copy of the documents of this
+    scenario's own, mounted read-write (notes and edits persist for the conversation, never
+    reach the real documents or another scenario)."""
+
+    description = (
+        "Run a shell command in the knowledge base folder (a writable working copy): ls, cat, grep, rg, head, "
+        "tail, find, wc, awk, sed, and writing files (notes, summaries). Start with `cat INDEX.md`."
+    )
+
+    def run(self, command: str) -> str:
+        path = self.state.get(SCRATCH)
+        if not isinstance(path, str):
+            path = self.state[SCRATCH] = str(scratch_copy(Path(str(self.state["documents_dir"]))))
+        return answer(command, *run(Path(path), command, writable=True))

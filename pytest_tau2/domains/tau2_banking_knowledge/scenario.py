@@ -20,7 +20,7 @@ from pytest_tau2.conversation.protocol import STOP_TOKENS
 from pytest_tau2.domains.tau2_banking_knowledge import disc_accounts, disc_cards, disc_credit, disc_debit  # noqa: F401
 from pytest_tau2.domains.tau2_banking_knowledge.agent_tools import ALLOWLIST, BASE_AGENT_TOOLS, NAMESPACE, UNLOCKED
 from pytest_tau2.domains.tau2_banking_knowledge.db import BankDB, read_db
-from pytest_tau2.domains.tau2_banking_knowledge.retrieval import CONFIGS, agent_prompt, check_retrieval
+from pytest_tau2.domains.tau2_banking_knowledge.retrieval import ALIASES, CONFIGS, agent_prompt, check_retrieval
 from pytest_tau2.domains.tau2_banking_knowledge.user_tools import USER_NAMESPACE, USER_TOOL_CLASSES
 from pytest_tau2.domains.tau2_common import prompts
 from pytest_tau2.domains.tau2_common.base import Tau2BaseScenario
@@ -85,7 +85,7 @@ class Tau2BankingKnowledgeBaseScenario(Tau2BaseScenario):
 
     def bind(self, settings: Settings) -> Tau2BankingKnowledgeBaseScenario:
         super().bind(settings)
-        name = getattr(settings, "retrieval", "bm25")
+        name = ALIASES.get(getattr(settings, "retrieval", "bm25"), getattr(settings, "retrieval", "bm25"))
         problem = check_retrieval(name)
         if problem is not None:
             raise SettingsError(problem)
