@@ -18,7 +18,7 @@ from typing import Any
 from pytest_tau2.llm import openai_wire
 from pytest_tau2.llm.completion import Completion, from_litellm, from_wire, token_counts
 from pytest_tau2.llm.config import ModelConfig, RetryPolicy
-from pytest_tau2.llm.pricing import cost_of_response
+from pytest_tau2.llm.pricing import cost_of_response, cost_of_wire_reply
 from pytest_tau2.llm.secrets import SecretDict
 from pytest_tau2.llm.transport import Call, Send
 
@@ -67,10 +67,18 @@ class LitellmTransport:
             try:
                 response = await _call_once(litellm, kwargs)
             except Exception as exc:
-                body = _reply_rejected_for_its_usage(exc)
+                body = _reply_litellm_could_not_convert(exc)
                 if body is None:
                     raise
-                return from_wire(body, config.model, lambda: None)  # unpriced: its usage is not a count
+                # read as the wire path reads it, so both transports agree on what a model said;
+                # unpriced when its usage is not a count (from_wire: MalformedReplyError when the
+                # body is no completion at all)
+                usable = not _usage_unusable(body.get("usage"))
+
+                def price() -> float | None:
+                    return cost_of_wire_reply(config, body, import_litellm) if usable else None
+
+                return from_wire(body, config.model, price)
             return from_litellm(response, config.model, lambda: cost_of_response(litellm, config, response))
 
         return send
@@ -147,15 +155,19 @@ def _find_internal_sub_call() -> Callable[[], AbstractContextManager[object]] | 
 _internal_sub_call: Callable[[], AbstractContextManager[object]] | None = None
 
 
-def _reply_rejected_for_its_usage(exc: BaseException) -> dict[str, Any] | None:
-    """The reply body litellm refused only because a ``usage`` count is not a number, else None.
+def _reply_litellm_could_not_convert(exc: BaseException) -> dict[str, Any] | None:
+    """The reply body litellm received but refused to convert, else None.
 
-    litellm validates ``usage`` while it converts a reply (``litellm.Usage(**usage)``) and turns a
-    count such as ``"many"`` into an "Invalid response object" error: a usable completion lost
-    over its accounting. The reply it was converting is the ``response_object`` of its
-    ``convert_to_model_response_object`` frame, which the error's traceback still holds; a reply
-    whose usage is the only problem is kept (:mod:`pytest_tau2.llm.completion`). Any other error,
-    or a litellm that converts elsewhere, is left as it was.
+    litellm converts a provider's JSON into its own response objects and turns anything its
+    models reject into an "Invalid response object" error: a ``usage`` count such as ``"many"``
+    (``litellm.Usage(**usage)``), ``content`` that is not a string (42, a list of strings, an
+    object, OpenAI content parts), tool-call arguments nested a thousand levels deep. Each is
+    something the model said, which the wire path reads and normalises
+    (:mod:`pytest_tau2.llm.completion`, docs/faults.md); through litellm it became a malformed
+    reply, retried and finally stopping the run. The body it was converting is the
+    ``response_object`` of its ``convert_to_model_response_object`` frame, which the error's
+    traceback still holds: a dict with ``choices`` is handed to the wire path's reader. Any other
+    error, or a litellm that converts elsewhere, is left as it was.
     """
     seen: set[int] = set()
     current: BaseException | None = exc
@@ -166,7 +178,7 @@ def _reply_rejected_for_its_usage(exc: BaseException) -> dict[str, Any] | None:
             frame = tb.tb_frame
             if frame.f_code.co_name == "convert_to_model_response_object":
                 body = frame.f_locals.get("response_object")
-                if isinstance(body, dict) and _usage_unusable(body.get("usage")):
+                if isinstance(body, dict) and isinstance(body.get("choices"), list):
                     return body
                 return None
             tb = tb.tb_next
