@@ -31,13 +31,17 @@ def _remote(scenario: Scenario, settings: Settings, url: str) -> ScenarioOutcome
     return asyncio.run(run_scenario(scenario, agent=agent, user=offline_user(scenario, settings), settings=settings))
 
 
+ID_KEYS = ("id", "id_generated", "sent_id")
+
+
 def _without_ids(transcript: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    # Call ids are minted by whichever process made the call; everything else must agree.
+    # Call ids are minted by whichever process made the call (and where a side sent none, the
+    # transcript says so: id_generated, sent_id); everything else must agree.
     out = []
     for message in transcript:
         entry = {k: v for k, v in message.items() if k != "tool_call_id"}
         if entry.get("tool_calls"):
-            entry["tool_calls"] = [{k: v for k, v in c.items() if k != "id"} for c in entry["tool_calls"]]
+            entry["tool_calls"] = [{k: v for k, v in c.items() if k not in ID_KEYS} for c in entry["tool_calls"]]
         out.append(entry)
     return out
 

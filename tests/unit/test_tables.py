@@ -151,7 +151,8 @@ def test_a_participant_no_kind_built_is_named_by_its_class(tmp_path: Path) -> No
     settings = Settings(eval_data_root=str(tmp_path))
     trial = Trial(Rude(), settings)
     assert trial.describe("agent", trial.agent) == "oracle"
-    assert trial.describe("agent", Echo()) == f"python:{__name__}.Echo"
+    # named by its class, at a version: the source hash unless it sets tau2_version (report/identity.py)
+    assert trial.describe("agent", Echo()).startswith(f"python:{__name__}.Echo@sha256:")
 
 
 def test_the_bot_server_modules_do_not_import_pytest() -> None:
