@@ -69,7 +69,9 @@ COMPLETION_HEAD = {"id": "x", "object": "chat.completion", "created": 1, "model"
         ({**COMPLETION_HEAD, "choices": []}, "the provider answered without a completion (choices: [])"),
         (
             {**COMPLETION_HEAD, "choices": [{"index": 0, "finish_reason": "stop"}]},
-            {"litellm": "Invalid response object", "auto": "the provider's first choice has no message"},
+            # both transports: litellm refuses to convert it, and its refused body is read as the
+            # wire path reads it (transport_litellm.py)
+            "the provider's first choice has no message",
         ),
         (
             {**COMPLETION_HEAD, "choices": None},
