@@ -19,11 +19,12 @@ ElementTree, the way pytest itself writes it.
 
 from __future__ import annotations
 
-import os
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
+
+from pytest_tau2.report.atomic import write_text_atomic
 
 MODES = ("suite", "testcase", "none")
 _ITEM = re.compile(r"\[(?P<id>.+)\]$")
@@ -88,7 +89,5 @@ def reshape(path: Path, mode: str, *, marker: str, ours: Callable[[str], bool], 
                 suite.insert(0, props)
             props.extend(moved.values())
     if count:
-        temporary = path.with_name(path.name + ".tau2-tmp")
-        temporary.write_text('<?xml version="1.0" encoding="utf-8"?>' + ET.tostring(root, encoding="unicode"), "utf-8")
-        os.replace(temporary, path)
+        write_text_atomic(path, '<?xml version="1.0" encoding="utf-8"?>' + ET.tostring(root, encoding="unicode"))
     return count
