@@ -151,7 +151,9 @@ class SubResultTerminal:
             )
         if self.config.get_verbosity(pytest.Config.VERBOSITY_SUBTESTS) <= 0:
             return
-        node = self.config.cwd_relative_nodeid(report.nodeid)
+        # pytest 9.2 types the argument as its NodeId NewType; 9.0 as str (Any keeps both clean).
+        config: Any = self.config
+        node = config.cwd_relative_nodeid(report.nodeid)
         for result in results:
             outcome = subresults.outcome(result)
             line = f"{node} SUB{outcome.upper()}[{result.id}]"
