@@ -17,7 +17,8 @@ Modules, by role:
 - ``options``: the ``--tau2-*`` options and markers;
 - ``session``: configure, scenarios selected (results folder, header, JUnit, model clients), session end;
 - ``catalog`` / ``selection``: collection (parameters) and which items run;
-- ``item``: the scenario item's fixtures, its run, sub-results and result payload;
+- ``fixtures``: the scenario item's fixtures, declared at configure time (a conftest's override wins);
+- ``item``: what those fixtures hand out: the item's trial, its run, sub-results and result payload;
 - ``reporting``: what reports show of it (location, sub-result lines and counts, JUnit's shape);
 - ``prefetching``: the pytest side of ``--tau2-concurrency``;
 - ``run_report``: the run-level report on the process that owns the results folder;
@@ -32,13 +33,14 @@ from collections.abc import Generator
 
 import pytest
 
-from pytest_tau2.plugin import activation
+from pytest_tau2.plugin import activation, fixtures
 from pytest_tau2.plugin.gc_policy import freeze_at_session_end, session_configured
 from pytest_tau2.plugin.keys import is_worker
 from pytest_tau2.plugin.options import add_markers, pytest_addoption
 
 SESSION_COUNTED_KEY = pytest.StashKey[bool]()
 """This config's pytest_configure counted a live session (gc_policy.session_configured)."""
+FIXTURES_NAME = "tau2-fixtures"
 LISTING_ONLY = ("collectonly", "setupplan", "help", "showfixtures", "markers")
 
 
@@ -47,6 +49,9 @@ def pytest_configure(config: pytest.Config) -> None:
     session_configured()
     config.stash[SESSION_COUNTED_KEY] = True
     add_markers(config)
+    # Declared now, before any conftest.py's fixtures are parsed, so that a conftest's tau2_agent
+    # overrides the built-in one (plugin/fixtures.py says why this must not wait for activation).
+    config.pluginmanager.register(fixtures, FIXTURES_NAME)
     if config.pluginmanager.hasplugin("xdist"):
         from pytest_tau2.plugin.keys import scenario_name
         from pytest_tau2.plugin.selection_hint import HINTS_NAME, XdistSelectionHints

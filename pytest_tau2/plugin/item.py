@@ -1,8 +1,9 @@
 """The scenario item: its fixtures, the run of its trial, its sub-results and its result payload.
 
-Registered by the plugin package (``pytest_plugins``). The conversation runs in the setup phase
-(``tau2_outcome``), so an infrastructure failure makes the item an *error*; the checks are
-sub-results of the call phase. Every file of the scenario travels in the setup report
+Registered once the adapter wakes up (plugin/session.py); the fixtures that hand out what is
+built here are declared by plugin/fixtures.py when pytest starts (that module says why). The
+conversation runs in the setup phase (``tau2_outcome``), so an infrastructure failure makes the
+item an *error*; the checks are sub-results of the call phase. Every file of the scenario travels in the setup report
 (``report.tau2_result``) to the process that owns the results folder (run_report.py).
 
 The item's trial (run/trial.py) is built once: by ``--tau2-concurrency``'s prefetcher when it
@@ -40,8 +41,6 @@ from pytest_tau2.report.run_folder import resume_refusal
 from pytest_tau2.report.saving import Saver, SaveTicket
 from pytest_tau2.report.subresults import SubResult
 from pytest_tau2.run import participants
-from pytest_tau2.run.catalog import Scenario
-from pytest_tau2.run.participants import Context
 from pytest_tau2.run.pipeline import Judge
 from pytest_tau2.run.prefetch import Prefetched, Prefetcher
 from pytest_tau2.run.trial import Agent, Trial, TrialResult
@@ -81,100 +80,59 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         _add_properties(item, [(SCENARIO_PROPERTY, name)])
 
 
-# ---- fixtures -----------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def tau2_settings(pytestconfig: pytest.Config) -> Settings:
-    """The resolved ``--tau2-*`` settings of this run."""
-    return pytestconfig.stash[SETTINGS_KEY]
-
-
-@pytest.fixture
-def tau2_trial() -> int:
-    """Which trial of its scenario the item is: 1, or 1..K under ``--tau2-trials K`` (K > 1
-    parametrizes this name, ids ``<scenario>-t<k>``)."""
-    return 1
+# ---- what the fixtures (plugin/fixtures.py) hand out -----------------------------------------
 
 
 @dataclass
-class _ItemTrial:
+class ItemTrial:
     """The item's trial, and its run when the prefetcher started it (None: run here)."""
 
     trial: Trial
     prefetched: Prefetched | None
 
 
-@pytest.fixture
-def tau2_item_trial(
-    request: pytest.FixtureRequest, tau2_scenario_name: str, tau2_trial: int, tau2_settings: Settings
-) -> _ItemTrial:
+def settings_of(config: pytest.Config) -> Settings:
+    return config.stash[SETTINGS_KEY]
+
+
+def item_trial(request: pytest.FixtureRequest, name: str, trial_number: int, settings: Settings) -> ItemTrial:
     """The item's trial, built once: taken from the prefetcher when it runs this item, else built here."""
     node = request.node
     config = request.config
     saved = config.stash.get(SAVED_KEY, {})
-    prefetcher = None if result_folder(node) in saved else _prefetcher(request, tau2_settings)
+    prefetcher = None if result_folder(node) in saved else _prefetcher(request, settings)
     if prefetcher is not None and not config.stash[OVERRIDES_KEY].overridden(node):
-        taken = _or_fail(tau2_scenario_name, lambda: prefetcher.take(result_folder(node)))
-        return _ItemTrial(taken.trial, taken)
+        taken = _or_fail(name, lambda: prefetcher.take(result_folder(node)))
+        return ItemTrial(taken.trial, taken)
     catalog = config.stash[CATALOG_KEY]
-    scenario = _or_fail(tau2_scenario_name, lambda: catalog.instance(tau2_scenario_name))
-    return _ItemTrial(_or_fail(tau2_scenario_name, lambda: Trial(scenario, tau2_settings, tau2_trial)), None)
+    scenario = _or_fail(name, lambda: catalog.instance(name))
+    return ItemTrial(_or_fail(name, lambda: Trial(scenario, settings, trial_number)), None)
 
 
-@pytest.fixture
-def tau2_scenario(tau2_item_trial: _ItemTrial) -> Scenario:
-    """The scenario instance under test."""
-    return tau2_item_trial.trial.scenario
-
-
-@pytest.fixture
-def tau2_context(tau2_item_trial: _ItemTrial) -> Context:
-    """What the built-in participants share: the scenario, its gold plan, usage meter, settings, trial."""
-    return tau2_item_trial.trial.context
-
-
-@pytest.fixture
-def tau2_agent(tau2_item_trial: _ItemTrial) -> Agent:
-    """The agent under test. Override in conftest.py to evaluate your own Python agent."""
-    trial = tau2_item_trial.trial
+def agent_of(item: ItemTrial) -> Agent:
+    trial = item.trial
     return _or_fail(trial.scenario.name, lambda: trial.agent)
 
 
-@pytest.fixture
-def tau2_user(tau2_item_trial: _ItemTrial) -> Any:
-    """The simulated user. Override in conftest.py for a custom user simulator."""
-    trial = tau2_item_trial.trial
+def user_of(item: ItemTrial) -> Any:
+    trial = item.trial
     return _or_fail(trial.scenario.name, lambda: trial.user)
 
 
-@pytest.fixture
-def tau2_judge(tau2_item_trial: _ItemTrial) -> Judge | None:
-    """The NL-assertion judge, or None when no judge model is configured."""
-    return tau2_item_trial.trial.judge
-
-
-@pytest.fixture
-def tau2_outcome(
-    request: pytest.FixtureRequest,
-    tau2_item_trial: _ItemTrial,
-    tau2_agent: Agent,
-    tau2_user: Any,
-    tau2_judge: Judge | None,
-) -> Any:
+def outcome_of(request: pytest.FixtureRequest, item: ItemTrial, agent: Agent, user: Any, judge: Judge | None) -> Any:
     """Run the trial (setup phase: an infrastructure failure makes the item an *error*)."""
     node = request.node
-    trial, prefetched = tau2_item_trial.trial, tau2_item_trial.prefetched
+    trial, prefetched = item.trial, item.prefetched
     saved_run = request.config.stash.get(SAVED_KEY, {})
-    agent, user = trial.describe("agent", tau2_agent), trial.describe("user", tau2_user)
-    refused = resume_refusal(saved_run, result_folder(node), agent, user, trial.settings.resume)
+    described_agent, described_user = trial.describe("agent", agent), trial.describe("user", user)
+    refused = resume_refusal(saved_run, result_folder(node), described_agent, described_user, trial.settings.resume)
     if refused is not None:  # another agent than the saved results': stop before its conversation
         request.session.shouldstop = refused
         pytest.fail(refused, pytrace=False)
     saved = saved_run.get(result_folder(node))
     if saved is not None:  # --tau2-resume: a complete saved result stands in for the run
         return _resumed(node, saved)
-    if prefetched is not None and not trial.all_built_in(tau2_agent, tau2_user, tau2_judge):
+    if prefetched is not None and not trial.all_built_in(agent, user, judge):
         prefetched.future.cancel()  # an override the prefetcher could not see: this item's own run counts
         prefetched = None
 
@@ -184,10 +142,10 @@ def tau2_outcome(
             outcome = prefetched.future.result()  # the loop thread sets .after before this is ready
             made = prefetched.after if isinstance(prefetched.after, _Made) else None
         else:
-            outcome = trial.run_alone(tau2_agent, tau2_user, tau2_judge)
+            outcome = trial.run_alone(agent, user, judge)
             made = None
         if made is None:
-            made = _made(request.config, trial.result(outcome, tau2_agent, tau2_user))
+            made = _made(request.config, trial.result(outcome, agent, user))
         _saved(made)
         recording = made.result.metrics.recording
         if recording is not None and recording.error:

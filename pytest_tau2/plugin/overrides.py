@@ -17,7 +17,8 @@ from types import ModuleType
 import pytest
 
 PARTICIPANT_FIXTURES = ("tau2_agent", "tau2_user", "tau2_judge")
-_OURS = "pytest_tau2.plugin.item"
+_OURS = ("pytest_tau2.plugin.fixtures", "pytest_tau2.plugin.item")
+"""The modules that declare or build the built-in fixtures (not overrides)."""
 
 
 def _defines_one(holder: object) -> bool:
@@ -39,7 +40,7 @@ class FixtureOverrides:
         """Fixture name -> the files (conftest.py or plugin modules) that define it, as registered."""
 
     def pytest_plugin_registered(self, plugin: object) -> None:
-        if not isinstance(plugin, ModuleType) or plugin.__name__ == _OURS or not _defines_one(plugin):
+        if not isinstance(plugin, ModuleType) or plugin.__name__ in _OURS or not _defines_one(plugin):
             return
         file = getattr(plugin, "__file__", None)
         for name in PARTICIPANT_FIXTURES:
@@ -56,7 +57,7 @@ class FixtureOverrides:
         if self.everywhere:
             return True
         for holder in (getattr(item, "module", None), getattr(item, "cls", None)):
-            if holder is not None and getattr(holder, "__name__", None) != _OURS and _defines_one(holder):
+            if holder is not None and getattr(holder, "__name__", None) not in _OURS and _defines_one(holder):
                 return True
         key = str(item.path)
         under = self._under.get(key)
