@@ -135,18 +135,19 @@ def flow(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         )
         out["jury_requests"] = server.requests[before:]
         before = len(server.requests)
-        out["tie"] = Rescored(
-            tmp / "tie",
-            rescore(
-                saved.results_dir,
+        if transport == "auto":  # the rule itself is unit-tested; one transport shows it end to end
+            out["tie"] = Rescored(
                 tmp / "tie",
-                "--tau2-judge-model",
-                "openai/judgeA",
-                "--tau2-judge-model",
-                "openai/judgeC",
-                *common,
-            ),
-        )
+                rescore(
+                    saved.results_dir,
+                    tmp / "tie",
+                    "--tau2-judge-model",
+                    "openai/judgeA",
+                    "--tau2-judge-model",
+                    "openai/judgeC",
+                    *common,
+                ),
+            )
         out["upstream"] = Rescored(
             tmp / "upstream",
             rescore(
@@ -255,6 +256,8 @@ def test_the_rescore_replays_from_its_cassettes_without_network(flow: dict[str, 
 
 
 def test_a_tie_is_not_met(flow: dict[str, Any]) -> None:
+    if "tie" not in flow:
+        pytest.skip("the tie is re-scored on the wire transport only (the rule is unit-tested)")
     tie: Rescored = flow["tie"]
     passed = [v["passed"] for t in TASKS for v in tie.metrics(t)["nl_assertion_verdicts"]]
     assert passed == [False, True, False, False]
