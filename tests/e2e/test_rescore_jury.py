@@ -250,9 +250,9 @@ def test_the_rescore_replays_from_its_cassettes_without_network(flow: dict[str, 
         assert replayed.metrics(task)["nl_assertion_verdicts"] == jury.metrics(task)["nl_assertion_verdicts"]
         recording = replayed.metrics(task)["recording"]
         assert (recording["mode"], recording["replayed_calls"], recording["recorded_calls"]) == ("none", 3, 0)
-    assert replayed.document("all_metrics.json")["judge_agreement"] == jury.document("all_metrics.json")[
-        "judge_agreement"
-    ]
+    assert (
+        replayed.document("all_metrics.json")["judge_agreement"] == jury.document("all_metrics.json")["judge_agreement"]
+    )
 
 
 def test_a_tie_is_not_met(flow: dict[str, Any]) -> None:

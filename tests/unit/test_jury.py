@@ -30,7 +30,9 @@ def _outcome(*passed: bool) -> JudgeOutcome:
 
 
 def test_combine_keeps_every_judge_and_says_how_split_the_panel_was() -> None:
-    verdicts = combine(["a", "b"], ["A", "B", "C"], [_outcome(True, True), _outcome(True, False), _outcome(False, False)])
+    verdicts = combine(
+        ["a", "b"], ["A", "B", "C"], [_outcome(True, True), _outcome(True, False), _outcome(False, False)]
+    )
     first, second = verdicts
     assert first["passed"] is True and first["reason"] == "2 of 3 judges found it met; r0True"
     assert second["passed"] is False and second["reason"] == "1 of 3 judges found it met; r1False"
@@ -69,7 +71,7 @@ def test_upstream_shape_renders_every_message_and_reads_results_by_echo() -> Non
     system, user = upstream_messages(["A did x.", "A said y."], transcript)
     assert "`metExpectation`" in str(system["content"])
     assert user["content"] == (
-        "conversation:\nassistant: Hi!\nuser: cancel #1\nassistant: None\ntool: {\"ok\": true}\n\n"
+        'conversation:\nassistant: Hi!\nuser: cancel #1\nassistant: None\ntool: {"ok": true}\n\n'
         "expectedOutcomes:\n['A did x.', 'A said y.']\n"
     )
     reply = json.dumps({"results": [
