@@ -277,10 +277,10 @@ def rescore(
             f"tool results differ from the saved conversation (the scenario's data or tools changed): {shown}"
         )
     failed = write_views(RunFiles(into, records, errors, document, summary))
-    for name, exc in failed:
+    for name, problem in failed:
         if VIEWS[name].required:
-            raise exc
-        warnings.append(f"{name} not written: {type(exc).__name__}: {exc}")
+            raise problem
+        warnings.append(f"{name} not written: {type(problem).__name__}: {problem}")
     write_junit(into / JUNIT_NAME, records, errors, suite="pytest-tau2 rescore", mode=settings.junit_properties)
     return Rescored(into, records, errors, json.loads(json.dumps(info.document(), default=str)), warnings)
 
