@@ -277,3 +277,15 @@ def test_upstreams_prompt_shape_is_sent_and_its_answer_read(flow: dict[str, Any]
         assert [v["passed"] for v in verdicts] == [True, True]
         assert all(v["reason"] == "upstream-shaped" for v in verdicts)
     assert upstream.document("run.json")["fingerprint"]["judge_prompt"] == "upstream"
+
+
+def test_one_judge_writes_what_it_always_wrote(flow: dict[str, Any]) -> None:
+    saved: PytestRun = flow["saved"]
+    metrics = saved.metrics(retail("36"))
+    assert all("judges" not in v for v in metrics["nl_assertion_verdicts"])
+    assert set(metrics["models"]) == {"agent", "user", "judge"}
+    assert "judges" not in saved.judge_result(retail("36"))
+    run = json.loads((saved.results_dir / "run.json").read_text("utf-8"))
+    assert "judge_prompt" not in run["fingerprint"] and isinstance(run["fingerprint"]["judge_model"], dict)
+    assert "judge_agreement" not in json.loads((saved.results_dir / "all_metrics.json").read_text("utf-8"))
+    assert "Judge agreement" not in saved.summary()
