@@ -10,6 +10,8 @@ import pytest
 
 from pytest_tau2.conversation.transcript_replay import TranscriptEnded, differing_tool_results, replay_sides
 from pytest_tau2.errors import SettingsError
+from pytest_tau2.report import agreement
+from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.run.judges import judge_configs, judge_labels, judge_models
 from pytest_tau2.scoring.judge_upstream import read_upstream, upstream_messages
 from pytest_tau2.scoring.jury import combine, majority
@@ -121,3 +123,27 @@ def test_replayed_sides_say_the_saved_turns_and_end_as_the_saved_run() -> None:
     with pytest.raises(TranscriptEnded, match="ends the conversation differently"):
         asyncio.run(ended.respond([], []))
     assert differing_tool_results(transcript, [{"role": "tool", "content": "changed"}]) == 1
+
+
+def _record(folder: str, verdicts: list[dict[str, object]]) -> ScenarioRecord:
+    return ScenarioRecord.read({"scenario": folder, "nl_assertion_verdicts": verdicts})
+
+
+def test_old_against_new_gives_the_numbers_a_two_judge_jury_gives() -> None:
+    old = [[True, True], [False, True], [True, False]]
+    new = [[True, False], [False, True], [False, False]]
+
+    def plain(labels: list[bool]) -> list[dict[str, object]]:
+        return [{"index": i, "assertion": f"a{i}", "passed": p, "reason": ""} for i, p in enumerate(labels)]
+
+    def panel(first: list[bool], second: list[bool]) -> list[dict[str, object]]:
+        return combine([f"a{i}" for i in range(len(first))], ["old", "new"], [_outcome(*first), _outcome(*second)])
+
+    saved = [_record(f"d__{k}", plain(labels)) for k, labels in enumerate(old)]
+    rescored = [_record(f"d__{k}", plain(labels)) for k, labels in enumerate(new)]
+    jury = [_record(f"d__{k}", panel(a, b)) for k, (a, b) in enumerate(zip(old, new, strict=True))]
+    versus = agreement.between(saved, rescored, "old", "new")
+    together = agreement.document(jury)
+    assert versus is not None and together is not None
+    assert versus == together
+    assert versus["pairs"][0]["agreement"] == round(4 / 6, 4)
