@@ -53,7 +53,7 @@ from pytest_tau2.settings import Settings, resolve
 CARRIED = (
     "min_agent_turns", "max_turns", "max_duration", "max_tool_errors", "max_user_steps", "trials", "seed",
     "verdict", "telecom_tasks", "retrieval", "allow_unpinned_data", "eval_data_root", "judge_prompt",
-    "embedding_model", "reranker_model", "agent", "user",
+    "embedding_model", "reranker_model",
 )  # fmt: skip
 """Settings taken from the saved run.json (a command-line option given to rescore wins)."""
 OPTIONS = (
@@ -99,7 +99,6 @@ class Rescored:
 def settings_for(folder: ShardFolder, cli: Mapping[str, Any], into: Path, environ: Mapping[str, str]) -> Settings:
     """The re-score's settings: the saved run's (CARRIED), then the given options, then the environment."""
     saved = {k: folder.fingerprint[k] for k in CARRIED if folder.fingerprint.get(k) is not None}
-    saved.pop("agent", None), saved.pop("user", None)  # the replayed sides are named by each record
     try:
         values = resolve(dict(cli), saved, dict(environ))
     except ValueError as exc:
@@ -130,7 +129,9 @@ async def _one(
     try:
         scenario = catalog.instance(record.scenario)
     except KeyError:
-        return None, ErrorEntry(scenario=record.folder, reason=f"{record.scenario} is not a scenario now"), 0
+        broken = catalog.errors.get(f"{record.domain}__unavailable")  # its domain could not be read
+        why = f"{type(broken).__name__}: {broken}" if broken is not None else f"{record.scenario} is not a scenario now"
+        return None, ErrorEntry(scenario=record.folder, reason=why), 0
     except Exception as exc:  # a broken domain or class: this item's error, never the whole re-score's
         return None, ErrorEntry(scenario=record.folder, reason=f"{type(exc).__name__}: {exc}"), 0
     try:
