@@ -28,6 +28,8 @@ class Option:
     env: str | None = None
     path: bool = False
     """A file or folder (given as two arguments, ``--flag DIR``, pytest may take it for a test path)."""
+    repeatable: bool = False
+    """The flag may be given several times; the values are joined with commas (``A,B``)."""
 
     @property
     def flag(self) -> str:
@@ -73,11 +75,26 @@ OPTIONS: tuple[Option, ...] = (
     Option("user_args", "JSON object of litellm arguments for the user simulator.", None),
     Option(
         "judge_model",
-        "litellm model string of the NL-assertion judge (no judge: NL checks are skipped).",
+        "litellm model string of the NL-assertion judge (no judge: NL checks are skipped). Several judges: "
+        "repeat the flag or separate models with commas; each assertion then gets the majority verdict, a tie "
+        "fails (docs/rescoring.md).",
         None,
         env="TAU2_JUDGE_MODEL",
+        repeatable=True,
     ),
-    Option("judge_args", "JSON object of litellm arguments for the judge.", None),
+    Option(
+        "judge_args",
+        "JSON object of litellm arguments for the judge (every judge), or a JSON list of objects, one per "
+        "--tau2-judge-model.",
+        None,
+    ),
+    Option(
+        "judge_prompt",
+        "The NL judge's prompt: ours (default) or upstream (tau2-bench's NL assertion evaluator's shape and "
+        "output format; judge model gpt-4.1-2025-04-14 at temperature 0 unless --tau2-judge-model is given; "
+        "docs/rescoring.md).",
+        "ours",
+    ),
     Option("agent_url", "ws:// URL of an external agent bot speaking the pytest-tau2 protocol.", None),
     Option(
         "agent_timeout", "Seconds to wait for each frame from an external agent bot (--tau2-agent-url).", 120.0, "float"
@@ -243,6 +260,7 @@ class Settings:
     user_args: str | None = None
     judge_model: str | None = None
     judge_args: str | None = None
+    judge_prompt: str = "ours"
     agent_url: str | None = None
     agent_timeout: float = 120.0
     data_dir: str | None = None
@@ -340,8 +358,10 @@ def shown(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
     return redact(text, secrets)
 
 
-def coerce(option: Option, raw: OptionValue) -> OptionValue:
+def coerce(option: Option, raw: OptionValue | list[str]) -> OptionValue:
     """Turn a CLI/ini/env string into the option's type, with an error naming the option."""
+    if isinstance(raw, list | tuple):  # a repeatable flag given several times
+        raw = ",".join(str(value) for value in raw if value is not None and str(value) != "") or None
     if raw is None or raw == "":
         return option.default
     if option.kind == "str" or not isinstance(raw, str):
@@ -389,6 +409,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "llm_transport": ("auto", "litellm"),
     "junit_properties": ("suite", "testcase", "none"),
     "fail_under_bound": ("estimate", "lower"),
+    "judge_prompt": ("ours", "upstream"),
 }
 
 # Options that are a share or a level: strictly between 0 and 1 (fail_under: 0 and 1 allowed).

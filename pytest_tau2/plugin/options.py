@@ -27,6 +27,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 option.flag, action="store_true", default=None, dest=f"tau2_{option.name}", help=option.help
             )
             parser.addini(option.ini, option.help, type="bool", default=False)
+        elif option.repeatable:  # settings.coerce joins the values with commas
+            group.addoption(option.flag, action="append", default=None, dest=f"tau2_{option.name}", help=option.help)
+            parser.addini(option.ini, option.help, default=None)
         else:
             group.addoption(option.flag, default=None, dest=f"tau2_{option.name}", help=option.help)
             parser.addini(option.ini, option.help, default=None)

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_tau2.plugin.keys import item_id
-from pytest_tau2.report import files, uncertainty
+from pytest_tau2.report import agreement, files, uncertainty
 from pytest_tau2.report.leaderboard import pass_hat_k_document
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.run_folder import RunFolder
@@ -250,7 +250,9 @@ class RunReport:
                 self.unreported_errors[folder] = error
         lost = [e.scenario for e in errors]
         intervals = uncertainty.document(metrics, lost, self.ci_level)
-        document = RunMetrics.of(metrics, errors, pass_hat_k_document(metrics, lost), intervals=intervals)
+        judges = agreement.document(metrics)  # several judges only: a one-judge file stays as it was
+        extra = {agreement.KEY: judges} if judges is not None else {}
+        document = RunMetrics.of(metrics, errors, pass_hat_k_document(metrics, lost), intervals=intervals, **extra)
         self.summary_text = self._text(session, metrics, errors)  # the terminal summary prints the same text
         run = RunFiles(self.results_dir, metrics, errors, document, self.summary_text)
         for name, exc in write_views(run):  # each view on its own: one that fails never loses the others

@@ -71,6 +71,8 @@ def scenario_payload(
             "raw_reply": outcome.judge.raw_reply,
             "error": outcome.judge.error,
         }
+        if outcome.judge.panel:  # a jury: each judge's verdicts and reply (one judge's file stays as it was)
+            judge["judges"] = outcome.judge.panel
         texts["judge_result.json"] = dumps(redact(judge))
     if save_db:
         for side, db in outcome.final_dbs.items():

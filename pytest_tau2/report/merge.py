@@ -378,6 +378,13 @@ def _all_metrics(
 
             other[key] = pass_hat_k_document(metrics, [e.scenario for e in errors])
             continue
+        if key == "judge_agreement":  # over the whole run's assertions, like the intervals
+            from pytest_tau2.report import agreement
+
+            block = agreement.document(metrics)
+            if block is not None:
+                other[key] = block
+            continue
         if key == "intervals":  # also over the whole run, at the shards' level
             from pytest_tau2.report import uncertainty
 

@@ -197,13 +197,16 @@ _MODEL = {
 }
 """``$defs/model``: one side's model configuration (``ModelConfig.safe_dict``)."""
 Models = Annotated[
-    dict[str, dict[str, object] | None],
+    dict[str, dict[str, object] | list[dict[str, object]] | None],
     WithJsonSchema(
         {
             "type": "object",
             "additionalProperties": False,
             "required": ["agent", "user", "judge"],
-            "properties": {side: ref("model") for side in ("agent", "user", "judge")},
+            "properties": {  # "judges": only with several judges, each one's model ("judge" is the first)
+                **{side: ref("model") for side in ("agent", "user", "judge")},
+                "judges": {"type": "array", "items": ref("model")},
+            },
         }
     ),
 ]

@@ -70,6 +70,8 @@ def fingerprint(settings: Settings) -> dict[str, Any]:
     for field in fields(settings):
         if field.name in NOT_VERDICT_FIELDS or field.name.endswith(("_args", "_model")):
             continue
+        if field.name == "judge_prompt" and settings.judge_prompt == "ours":
+            continue  # the default: run.json of a run with our prompt stays as it was before the option
         values[field.name] = getattr(settings, field.name)
     values["agent"] = participants.describe_agent(settings)
     values["user"] = participants.describe_user(settings)
@@ -78,14 +80,18 @@ def fingerprint(settings: Settings) -> dict[str, Any]:
         if config is None:
             values[f"{side}_model"] = None
             continue
-        safe = config.safe_dict()
-        safe["args"] = {k: v for k, v in safe["args"].items() if k not in ENDPOINT_ARGS}
-        values[f"{side}_model"] = safe
+        configs = participants.all_model_configs(settings, side)
+        safe = [_without_endpoint(c.safe_dict()) for c in configs]
+        values[f"{side}_model"] = safe if len(safe) > 1 else safe[0]  # a jury: every judge, in order
     for name in ("embedding_model", "reranker_model"):  # banking retrieval; unset: the configuration's own
         if getattr(settings, name, None):
             values[name] = getattr(settings, name)
     values["data_pin"] = PIN_COMMIT
     return json.loads(json.dumps(values, default=str, sort_keys=True))  # type: ignore[no-any-return]
+
+
+def _without_endpoint(safe: dict[str, Any]) -> dict[str, Any]:
+    return {**safe, "args": {k: v for k, v in safe["args"].items() if k not in ENDPOINT_ARGS}}
 
 
 def endpoints(settings: Settings) -> dict[str, str]:

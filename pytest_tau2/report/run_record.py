@@ -106,6 +106,8 @@ class RunInfo(Part):
     """``--tau2-shard I/N`` of the run, or None."""
     merged: dict[str, Any] | None = None
     """Set by ``pytest-tau2 merge``: when, and from which folders."""
+    rescored: dict[str, Any] | None = None
+    """Set by ``pytest-tau2 rescore``: the folder re-scored, when, what changed, agreement with the saved judge."""
     endpoints: dict[str, Any] | None = None
     """The model server (``api_base``, credentials masked) of each side that names one: recorded,
     not part of the fingerprint (a merge of shards with their own servers: the sorted list of each side's)."""

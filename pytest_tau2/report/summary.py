@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_tau2.report import leaderboard, uncertainty
+from pytest_tau2.report import agreement, leaderboard, uncertainty
 from pytest_tau2.report.record import ScenarioRecord, Usage, read_records
 from pytest_tau2.report.run_record import ErrorEntry
 from pytest_tau2.scoring.signals import signal_specs
@@ -157,6 +157,9 @@ def render(
     intervals = uncertainty.summary_lines(records, names, level)  # docs/statistics.md
     if intervals:
         lines += ["", *intervals]
+    judges = agreement.summary_lines(agreement.document(records))  # several judges (docs/rescoring.md)
+    if judges:
+        lines += ["", *judges]
     domains = sorted({m.domain or "?" for m in records})
     if len(domains) > 1:
         lines.append("")

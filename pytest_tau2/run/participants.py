@@ -28,6 +28,7 @@ from pytest_tau2.errors import ScenarioNotApplicable, SettingsError
 from pytest_tau2.extension.registry import Registry, add_group
 from pytest_tau2.llm.secrets import mask_url
 from pytest_tau2.llm.usage import UsageMeter
+from pytest_tau2.run.judges import judge_configs, judge_labels, judge_models
 from pytest_tau2.run.trials import trial_id, trial_seed
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.settings import Settings
@@ -121,10 +122,10 @@ def validate_settings(settings: Settings) -> None:
             kind.validate(settings, argument)
     for side in ("agent", "user", "judge"):
         try:
-            config = model_config(settings, side)
+            configs = all_model_configs(settings, side)
         except ValueError as exc:
             raise SettingsError(str(exc)) from None
-        if config is not None and settings.recording != "none":  # a replay-only run calls no provider
+        for config in configs if settings.recording != "none" else ():  # a replay-only run calls no provider
             from pytest_tau2.llm.providers import provider_problem
 
             problem = provider_problem(config.model, config.args, f"--tau2-{side}-model")
@@ -144,6 +145,10 @@ def validate_settings(settings: Settings) -> None:
 
 
 def model_config(settings: Settings, side: str) -> ModelConfig | None:
+    """The side's model (the judge: the first of several, run/judges.py)."""
+    if side == "judge":
+        configs = judge_configs(settings)
+        return configs[0] if configs else None
     from pytest_tau2.llm.client import ModelConfig
 
     return ModelConfig.from_option(
@@ -151,9 +156,17 @@ def model_config(settings: Settings, side: str) -> ModelConfig | None:
     )
 
 
+def all_model_configs(settings: Settings, side: str) -> list[ModelConfig]:
+    """Every model of a side: one at most, except the judges of a jury."""
+    if side == "judge":
+        return judge_configs(settings)
+    config = model_config(settings, side)
+    return [config] if config is not None else []
+
+
 def uses_llm(settings: Settings) -> bool:
     """True when any side of this run calls a model through litellm."""
-    return bool(agent_kind(settings)[0].model_side or user_kind(settings)[0].model_side or settings.judge_model)
+    return bool(agent_kind(settings)[0].model_side or user_kind(settings)[0].model_side or judge_models(settings))
 
 
 def litellm_needed(settings: Settings) -> bool:
@@ -167,9 +180,9 @@ def litellm_needed(settings: Settings) -> bool:
     from pytest_tau2.llm.pricing import maybe_priced
 
     for side in ("agent", "user", "judge"):
-        config = model_config(settings, side)
-        if config is not None and (route(config.model, config.args, []) is None or maybe_priced([config.model])):
-            return True
+        for config in all_model_configs(settings, side):
+            if route(config.model, config.args, []) is None or maybe_priced([config.model]):
+                return True
     return False
 
 
@@ -255,6 +268,9 @@ class Context:
         for side in ("agent", "user", "judge"):
             config = self.model_config(side)
             out[side] = config.safe_dict() if config is not None else None
+        judges = judge_configs(self.settings)
+        if len(judges) > 1:  # a jury; one judge's file stays as it was
+            out["judges"] = [config.safe_dict() for config in judges]
         return out
 
     @functools.cached_property
@@ -286,8 +302,7 @@ class Context:
         """Credential strings of the configured models (never numbers such as ``max_tokens``)."""
         found: list[str] = []
         for side in ("agent", "user", "judge"):
-            config = self.model_config(side)
-            if config is not None:
+            for config in all_model_configs(self.settings, side):
                 found += config.secrets()
         return found
 
@@ -336,12 +351,21 @@ def make_user(ctx: Context) -> Participant:
 
 
 def make_judge(ctx: Context) -> Judge | None:
-    config = ctx.model_config("judge")
-    if config is None:
+    """The judge of a trial: one LLM judge, or a jury of several (``--tau2-judge-model A,B,C``)."""
+    configs = judge_configs(ctx.settings)
+    if not configs:
         return None
     from pytest_tau2.scoring.judge import LLMJudge
 
-    return LLMJudge(config, ctx.retry_policy(), ctx.usage, cassette=ctx.cassette)
+    judges = [
+        LLMJudge(config, ctx.retry_policy(), ctx.usage, cassette=ctx.cassette, prompt=ctx.settings.judge_prompt)
+        for config in configs
+    ]
+    if len(judges) == 1:
+        return judges[0]
+    from pytest_tau2.scoring.jury import Jury
+
+    return Jury(judges, judge_labels(configs))
 
 
 # ---- the built-in kinds ---------------------------------------------------------------------------

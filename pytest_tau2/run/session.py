@@ -42,7 +42,7 @@ def header_lines(
     agent = _fixture("tau2_agent", fixtures) or participants.describe_agent(s)
     user = _fixture("tau2_user", fixtures) or participants.describe_user(s)
     lines = [
-        f"tau2: agent={agent} user={user} judge={s.judge_model or 'none (NL assertions skipped)'}",
+        f"tau2: agent={agent} user={user} judge={_judge_words(s)}",
         f"tau2: results={s.results_dir}",
         _verdict_line(s),
     ]
@@ -94,3 +94,14 @@ async def close_model_clients(settings: Settings) -> None:
         from pytest_tau2.llm.client import aclose
 
         await aclose()
+
+
+def _judge_words(settings: Settings) -> str:
+    """The judge(s) and prompt as the header names them (one judge's words are as they always were)."""
+    from pytest_tau2.run.judges import judge_models
+
+    models = judge_models(settings)
+    if not models:
+        return "none (NL assertions skipped)"
+    words = models[0] if len(models) == 1 else f"{','.join(models)} (majority of {len(models)}; a tie fails)"
+    return words + (" prompt=upstream" if settings.judge_prompt == "upstream" else "")

@@ -121,6 +121,9 @@ class Trial:
         """How metrics, run.json and the summary name a side: its kind (``oracle``,
         ``litellm:MODEL``), or ``python:<module>.<class>@<version>`` for a participant no kind
         built (report/identity.py)."""
+        replayed = getattr(participant, "replayed_identity", None)  # a saved side said again (run/rescore.py)
+        if isinstance(replayed, str) and replayed:
+            return replayed
         if participant is None or self.built_in(participant):
             return (
                 participants.describe_agent(self.settings)

@@ -153,6 +153,20 @@ _JUDGE_VERDICT = {
         "assertion": {"type": "string"},
         "passed": {"type": ["boolean", "null"]},
         "reason": {"type": ["string", "null"]},
+        "judges": {
+            "description": "Present with several judges (--tau2-judge-model A,B,C): each judge's verdict on this "
+            "assertion, in option order; 'passed' above is their majority (a tie is not met).",
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["judge", "passed", "reason"],
+                "properties": {
+                    "judge": {"type": "string"},
+                    "passed": {"type": ["boolean", "null"]},
+                    "reason": {"type": ["string", "null"]},
+                },
+            },
+        },
     },
 }
 

@@ -207,10 +207,15 @@ class LLMJudge:
     usage: UsageMeter
     cassette: Cassette | None = None
     """The scenario's cassette when recording or replaying (``--tau2-record-mode``)."""
+    prompt: str = "ours"
+    """``--tau2-judge-prompt``: ``ours`` (judge_prompt.md) or ``upstream`` (judge_upstream.py)."""
 
     async def judge(self, assertions: list[str], transcript: Sequence[Mapping[str, object]]) -> JudgeOutcome:
         """One verdict per assertion; raises InfrastructureError when the judge cannot grade (see module doc)."""
-        messages = judge_messages(assertions, transcript)
+        from pytest_tau2.scoring import judge_upstream
+
+        upstream = self.prompt == "upstream"
+        messages = (judge_upstream.upstream_messages if upstream else judge_messages)(assertions, transcript)
         try:
             completion = await acomplete(
                 self.config, messages, retry=self.retry, usage=self.usage, side="judge", cassette=self.cassette
@@ -227,7 +232,7 @@ class LLMJudge:
                 model=self.config.model,
                 fatal=exc.fatal,
             ) from None
-        verdicts, problems = _read(assertions, completion.text)
+        verdicts, problems = (judge_upstream.read_upstream if upstream else _read)(assertions, completion.text)
         if problems:
             reply = completion.text or ""
             raise JudgeError(

@@ -53,6 +53,8 @@ class JudgeOutcome:
     raw_reply: str | None = None
     error: str | None = None
     model: str | None = None
+    panel: list[dict[str, Any]] = field(default_factory=list)
+    """A jury's judges, each ``{"judge", "model", "nl_assertion_verdicts", "raw_reply"}`` (empty: one judge)."""
 
 
 @dataclass

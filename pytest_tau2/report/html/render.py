@@ -22,7 +22,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, Template, select_autoescape
 from markupsafe import Markup
 
-from pytest_tau2.report import files, null_baseline, uncertainty
+from pytest_tau2.report import agreement, files, null_baseline, uncertainty
 from pytest_tau2.report.atomic import write_text_atomic
 from pytest_tau2.report.compare_runs import CompareError, Comparison, RunSide, compare
 from pytest_tau2.report.html import formatting
@@ -88,6 +88,7 @@ def render_report(runs: list[Run], base: Path, *, compress: bool | None = None) 
         runs=overviews,
         comparison=len(runs) > 1,
         charts=overview_charts(overviews),
+        agreements=[agreement_view(run) for run in runs],
         paths=[str(run.path.resolve()) for run in runs],
         outcomes=OUTCOMES,
         css=Markup(_asset("report.css")),
@@ -169,12 +170,15 @@ def _payload(runs: list[Run], labels: list[str], base: Path, compress: bool | No
     cells: list[dict[str, Any]] = []
     for r, run in enumerate(runs):
         unstable = unstable_tasks(run)
+        split = agreement.disagreements(list(run.scenarios))
         for result in run.scenarios:
             row = rows.setdefault(result.key, _row(result, len(runs)))
             element_id = f"d{r}-{len(texts)}"
             row["runs"][r] = _cell(result, element_id, keys)
             if result.scenario in unstable:
                 row["runs"][r]["mk"] = [*row["runs"][r]["mk"], unstable[result.scenario]]
+            if split.get(result.folder):
+                row["runs"][r]["mk"] = [*row["runs"][r]["mk"], f"judges disagree: {split[result.folder]}"]
             cells.append(row["runs"][r])
             folder = run.folders.get(result.key)
             detail = load_details(folder)
@@ -201,6 +205,15 @@ def _payload(runs: list[Run], labels: list[str], base: Path, compress: bool | No
         "signals": page_signals(),
     }
     return index, details
+
+
+def agreement_view(run: Run) -> dict[str, Any] | None:
+    """A run's judge agreement (several judges only): the summary's lines and the trials the judges split on."""
+    block = agreement.document(list(run.scenarios))
+    if block is None:
+        return None
+    split = agreement.disagreements(list(run.scenarios))
+    return {"lines": agreement.summary_lines(block), "split": sorted(split.items())}
 
 
 def unstable_tasks(run: Run) -> dict[str, str]:

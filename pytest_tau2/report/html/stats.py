@@ -335,10 +335,12 @@ def _models(results: list[ScenarioResult]) -> list[tuple[str, str, str]]:
     """Distinct (side, model, arguments as JSON) across the run."""
     seen: set[tuple[str, str, str]] = set()
     for r in results:
-        for side, config in r.models.items():
-            if isinstance(config, dict) and config.get("model"):
-                args = json.dumps(config.get("args") or {}, sort_keys=True, default=str)
-                seen.add((str(side), str(config["model"]), args))
+        for side, value in r.models.items():
+            configs = value if isinstance(value, list) else [value]  # "judges": a jury's every judge
+            for config in configs:
+                if isinstance(config, dict) and config.get("model"):
+                    args = json.dumps(config.get("args") or {}, sort_keys=True, default=str)
+                    seen.add(("judge" if side == "judges" else str(side), str(config["model"]), args))
     order = {side: i for i, side in enumerate(SIDES)}
     return sorted(seen, key=lambda row: (order.get(row[0], len(order)), row[1], row[2]))
 

@@ -365,6 +365,15 @@
     }).join("");
   }
 
+  // several judges (--tau2-judge-model A,B,C): each one's verdict under the majority's
+  function jury(v) {
+    const judges = Array.isArray(v.judges) ? v.judges : [];
+    if (judges.length < 2) return "";
+    const split = new Set(judges.map((j) => j.passed)).size > 1;
+    const rows = judges.map((j) => `<div class="juror"><span class="icon ${j.passed ? "pass" : "fail"}">${j.passed ? "✓" : "✗"}</span> <code>${esc(j.judge)}</code> <span class="reason">${esc(j.reason)}</span></div>`).join("");
+    return `<tr class="jury"><td></td><td colspan="2">${split ? '<span class="tag disagree">judges disagree</span>' : '<span class="tag">unanimous</span>'}${rows}</td></tr>`;
+  }
+
   function predicateTable(preds) {
     return '<table class="verdicts"><thead><tr><th></th><th>Predicate</th><th>Side</th><th>Expected</th><th>Actual</th><th>Message / error</th></tr></thead><tbody>' +
       preds.map((p) => `<tr><td>${p.passed ? "✓" : "✗"}</td><td><code>${esc(p.func_name)}</code></td><td>${esc(p.side)}</td>` +
@@ -374,7 +383,7 @@
 
   function nlTable(verdicts) {
     return '<table class="verdicts"><thead><tr><th></th><th>Assertion</th><th>Judge\'s reason</th></tr></thead><tbody>' +
-      verdicts.map((v) => `<tr><td>${v.passed === true ? "✓" : v.passed === false ? "✗" : "–"}</td><td>${esc(v.assertion)}</td><td class="reason">${esc(v.reason)}</td></tr>`).join("") +
+      verdicts.map((v) => `<tr><td>${v.passed === true ? "✓" : v.passed === false ? "✗" : "–"}</td><td>${esc(v.assertion)}</td><td class="reason">${esc(v.reason)}</td></tr>` + jury(v)).join("") +
       "</tbody></table>";
   }
 
