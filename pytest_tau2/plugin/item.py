@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import pytest
 
 from pytest_tau2.errors import InfrastructureError, ResultNotSaved, ScenarioNotApplicable, Tau2Error
-from pytest_tau2.plugin import prefetching
+from pytest_tau2.plugin import budgeting, prefetching
 from pytest_tau2.plugin.keys import (
     CATALOG_KEY,
     RESULT_KEY,
@@ -40,6 +40,7 @@ from pytest_tau2.report.run_folder import resume_refusal
 from pytest_tau2.report.saving import Saver, SaveTicket
 from pytest_tau2.report.subresults import SubResult
 from pytest_tau2.run import participants
+from pytest_tau2.run.budget import BudgetReached
 from pytest_tau2.run.catalog import Scenario
 from pytest_tau2.run.participants import Context
 from pytest_tau2.run.pipeline import Judge
@@ -184,7 +185,9 @@ def tau2_outcome(
             outcome = prefetched.future.result()  # the loop thread sets .after before this is ready
             made = prefetched.after if isinstance(prefetched.after, _Made) else None
         else:
-            outcome = trial.run_alone(tau2_agent, tau2_user, tau2_judge)
+            outcome = budgeting.run_within_budget(
+                request.config, result_folder(node), trial, lambda: trial.run_alone(tau2_agent, tau2_user, tau2_judge)
+            )
             made = None
         if made is None:
             made = _made(request.config, trial.result(outcome, tau2_agent, tau2_user))
@@ -238,7 +241,7 @@ def _or_fail(name: str, build: Callable[[], T]) -> T:
     skip = None
     try:
         return build()
-    except ScenarioNotApplicable as exc:
+    except (ScenarioNotApplicable, BudgetReached) as exc:
         skip = str(exc)
     except Tau2Error as exc:
         message = f"{name}: {type(exc).__name__}: {exc}"

@@ -144,11 +144,19 @@ def validate_settings(settings: Settings) -> None:
 
 
 def model_config(settings: Settings, side: str) -> ModelConfig | None:
+    """The side's model; priced at the user's ``--tau2-price`` for it, when one is given."""
     from pytest_tau2.llm.client import ModelConfig
 
-    return ModelConfig.from_option(
+    config = ModelConfig.from_option(
         getattr(settings, f"{side}_model"), getattr(settings, f"{side}_args"), option_name=f"--tau2-{side}-args"
     )
+    if config is not None and settings.price:
+        from pytest_tau2.llm.prices import parse_prices
+
+        given = parse_prices(settings.price).get(config.model)
+        if given is not None:
+            config = dataclasses.replace(config, price=(given.input, given.output))
+    return config
 
 
 def uses_llm(settings: Settings) -> bool:

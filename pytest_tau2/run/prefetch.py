@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_tau2.environment.env import warm_up
+from pytest_tau2.run.budget import BudgetReached, RunBudget
 from pytest_tau2.run.outcome import ScenarioOutcome
 from pytest_tau2.run.session import close_model_clients
 from pytest_tau2.run.trial import Trial, parse_item_id
@@ -78,8 +79,11 @@ class Prefetcher:
         settings: Settings,
         scenario_for: Callable[[str], Scenario],
         after_run: Callable[[ScenarioOutcome, Prefetched], Any] | None = None,
+        budget: RunBudget | None = None,
     ) -> None:
         self.names = names
+        self.budget = budget
+        """``--tau2-budget``: asked before each start; a refused item gets :class:`BudgetReached`."""
         """Every item id of the process in run order, or (xdist worker) a function giving the
         ids queued on this worker, next first."""
         self.width = width
@@ -207,9 +211,14 @@ class Prefetcher:
         if name in self._done:
             return
         self._done.add(name)
+        if self.budget is not None and not self.budget.admit(name):
+            self._started[name] = BudgetReached(self.budget.reason())  # its item is skipped, naming the budget
+            return
         try:
             started = self._launch(name)
         except Exception as exc:  # not applicable, or a bad scenario: re-raised in that item's own fixture
+            if self.budget is not None:
+                self.budget.settle(name, 0.0)
             self._started[name] = exc
             return
         self._in_flight += 1
@@ -227,7 +236,11 @@ class Prefetcher:
         return prefetched
 
     async def _then_after(self, run: Awaitable[ScenarioOutcome], prefetched: Prefetched) -> ScenarioOutcome:
-        outcome = await run
+        try:
+            outcome = await run
+        finally:  # also a cancelled run: what it spent is spent
+            if self.budget is not None:
+                self.budget.settle(prefetched.name, prefetched.trial.context.usage.spent())
         if self.after_run is not None:
             try:
                 prefetched.after = self.after_run(outcome, prefetched)
