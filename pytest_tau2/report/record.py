@@ -79,6 +79,7 @@ STOP_REASONS = (
     "too_many_tool_errors", "user_max_steps", "error", "timeout",
 )  # fmt: skip
 """conversation/loop.py's stop reasons; "timeout" is max_duration's name in results of earlier versions."""
+LIMIT_STOP_REASONS = frozenset({"max_turns", "max_duration", "max_tokens", "max_cost", "max_messages"})
 RECORD_MODES = ("none", "once", "new_episodes", "all")
 
 

@@ -48,6 +48,7 @@ class RunBudget:
         self.reached = False
         """Set at the first refusal: from then on nothing starts (the run winds down)."""
         self.refused = 0
+        self._refused_need = 0.0  # the expected cost of the conversation first refused
 
     def admit(self, name: str) -> bool:
         """Reserve ``name``'s expected cost and say yes, or say no (and refuse every later one)."""
@@ -57,7 +58,7 @@ class RunBudget:
                 if self.spent + sum(self._reserved.values()) + need <= self.limit:
                     self._reserved[name] = need
                     return True
-                self.reached = True
+                self.reached, self._refused_need = True, need
             self.refused += 1
             return False
 
@@ -73,9 +74,9 @@ class RunBudget:
         with self._lock:
             flight = sum(self._reserved.values())
             return (
-                f"{BUDGET_REASON} ${self.limit:g} reached: ${self.spent:.4f} spent, ${flight:.4f} expected of the "
-                f"{len(self._reserved)} conversations in flight; not started (--tau2-budget; "
-                "--tau2-resume DIR with a new --tau2-budget continues)"
+                f"{BUDGET_REASON} ${self.limit:g} reached: ${self.spent:.4f} spent + ${flight:.4f} expected of the "
+                f"{len(self._reserved)} conversations in flight + ${self._refused_need:.4f} expected of the next "
+                "would pass it; not started (--tau2-budget; --tau2-resume DIR with a new --tau2-budget continues)"
             )
 
     def _expected(self, name: str) -> float:

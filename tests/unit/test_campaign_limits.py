@@ -134,6 +134,8 @@ def test_limits_come_from_the_scenario_unless_an_option_overrides_them(
 
 
 def test_every_limit_is_a_documented_stop_reason() -> None:
+    from pytest_tau2.report.record import LIMIT_STOP_REASONS as RECORDED
     from pytest_tau2.report.record import STOP_REASONS
 
     assert LIMIT_STOP_REASONS <= set(STOP_REASONS)
+    assert LIMIT_STOP_REASONS == RECORDED
