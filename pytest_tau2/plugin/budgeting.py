@@ -46,6 +46,7 @@ def run_within_budget(config: pytest.Config, name: str, trial: Trial, run: Calla
     budget = budget_of(config)
     if budget is None:
         return run()
+    # None (not yet: the prefetcher's conversations are in flight) counts as no: this item runs now or never.
     if not budget.admit(name):
         raise BudgetReached(budget.reason())
     try:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_tau2.plugin.keys import CATALOG_KEY, SETTINGS_KEY, result_folder, scenario_name
+from pytest_tau2.plugin.selection_hint import HINTS_NAME, SelectionHints
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.run.estimate import ESTIMATE_FILE, SIDES, Estimate, estimate
 from pytest_tau2.run.trial import parse_item_id
@@ -56,8 +57,10 @@ class Estimating:
             reporter.write_line("")
             for line in [*found.lines(), f"  written to {path}; nothing was run (--tau2-estimate)"]:
                 reporter.write_line(f"tau2: {line}")
-        config.hook.pytest_deselected(items=list(items))
-        items[:] = []
+        items[:] = []  # estimated, not deselected: pytest's "deselected" count keeps to -k
+        hints = config.pluginmanager.get_plugin(HINTS_NAME)
+        if trials and isinstance(hints, SelectionHints):
+            hints.deselected = []  # -k selected scenarios: no "selected none" hint
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Before the summary is written (RunReport's is trylast): estimate vs actual."""
@@ -129,7 +132,8 @@ def main(argv: Sequence[str]) -> int:
             "usage: pytest-tau2 estimate [pytest args]\n"
             "Collects as `pytest [pytest args]` would, prints the estimated calls, tokens and cost of the selected "
             "scenarios (low / mid / high) and writes them to --tau2-estimate-file (default tau2-estimate.json); "
-            "--tau2-estimate-from DIR estimates from an earlier run's results. Nothing is run. docs/campaigns.md"
+            "--tau2-estimate-from DIR estimates from an earlier run's results. Nothing is run. docs/campaigns.md\n"
+            "The pytest arguments (pytest's own options follow):\n"
         )
-        return 0
+        return int(pytest.main(["--help"]))
     return int(pytest.main([*argv, "--tau2-estimate"]))

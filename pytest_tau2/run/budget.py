@@ -9,7 +9,9 @@ share; the price is that a worker whose share is spent stops while another may s
 
 Why the bound holds: a conversation is admitted only when spent + the expected cost of every
 admitted one still in flight + its own expected cost stays within the budget, so the budget is
-passed only by what the conversations in flight cost beyond their expectation. The expected cost
+passed only by what the conversations in flight cost beyond their expectation. A start that
+would pass it while others are in flight waits for one of them to end (they may cost less than
+expected); one that would pass it with nothing in flight reaches the budget: nothing starts again. The expected cost
 of a conversation is the mean spend of those finished in this process, before any has finished
 the cost estimate's (run/estimate.py), else zero (the first ``--tau2-concurrency`` conversations
 then start on the word of none; still bounded by their own cost).
@@ -50,24 +52,33 @@ class RunBudget:
         self.refused = 0
         self._refused_need = 0.0  # the expected cost of the conversation first refused
 
-    def admit(self, name: str) -> bool:
-        """Reserve ``name``'s expected cost and say yes, or say no (and refuse every later one)."""
+    def admit(self, name: str) -> bool | None:
+        """Reserve ``name``'s expected cost and say yes (True); or not yet (None): with what is in
+        flight it would pass the budget, but those may cost less than expected, so ask again when
+        one ends; or no (False): even with nothing in flight it would pass it, and from then on
+        every later one is refused too."""
         with self._lock:
             if not self.reached:
                 need = self._expected(name)
-                if self.spent + sum(self._reserved.values()) + need <= self.limit:
+                in_flight = sum(self._reserved.values())
+                if self.spent + in_flight + need <= self.limit:
                     self._reserved[name] = need
                     return True
+                if self._reserved:
+                    return None
                 self.reached, self._refused_need = True, need
             self.refused += 1
             return False
 
     def settle(self, name: str, spent: float) -> None:
-        """``name``'s conversation ended (or was cancelled) having spent ``spent`` USD."""
+        """``name``'s conversation ended (or was cancelled) having spent ``spent`` USD (once: a
+        name not admitted, or settled already, changes nothing)."""
         with self._lock:
-            self._reserved.pop(name, None)
+            if self._reserved.pop(name, None) is None:
+                return
             self.spent += spent
-            self._finished.append(spent)
+            if spent > 0:  # a run cancelled before it began, or replayed, says nothing of the next one's cost
+                self._finished.append(spent)
 
     def reason(self) -> str:
         """The skip reason of a scenario left unstarted."""
