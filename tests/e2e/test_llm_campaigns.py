@@ -43,13 +43,14 @@ JUDGED = "tau2_retail__2"  # 11 gold actions and one NL assertion
         ("--tau2-max-tokens", "9000", "max_tokens"),
         ("--tau2-max-cost", "0.02", "max_cost"),
         ("--tau2-max-messages", "6", "max_messages"),
+        ("--tau2-max-duration", "1.5", "max_duration"),  # the model answers in 0.3 s: ~16 calls do not fit
     ],
 )
 def test_a_limit_stops_the_conversation_which_is_scored(
     tmp_path: Path, transport: str, option: str, value: str, reason: str
 ) -> None:
     models = ScriptedModels()
-    with FakeOpenAIServer() as server:
+    with FakeOpenAIServer(latency_s=0.3 if reason == "max_duration" else 0.0) as server:
         models.install(server)
         run = run_pytest(
             [
@@ -82,7 +83,11 @@ def test_a_limit_stops_the_conversation_which_is_scored(
         assert sum(usage[s]["cost_usd"] for s in ("agent", "user")) >= 0.02
     if reason == "max_messages":
         assert len(run.transcript(JUDGED)) >= 6
+    if reason == "max_duration":
+        assert "max_duration 1.5 s reached" in check["message"]
+        assert metrics["conversation_duration_s"] < 3
     assert run.properties(JUDGED)["stop_reason"] == reason
+    assert f'"sr":"{reason}"' in (run.results_dir / "report.html").read_text("utf-8")  # the HTML report's row
     assert f"stopped by a per-scenario limit (scored as the agent's outcome): {reason} 1" in run.summary()
 
 
