@@ -93,8 +93,8 @@ def prompt_size_estimate(scenario: Scenario, settings: Settings) -> dict[str, Fi
     assertions = list(scenario.nl_assertions or []) if judge_model is not None else []
     judge_system = _judge_tokens(judge_model, assertions) if assertions else 0
     out = {side: Figures() for side in ("agent", "user", "judge")}
-    for level, k in zip(("low", "mid", "high"), _turns(g), strict=True):
-        i = ("low", "mid", "high").index(level)
+    calling = {"agent": agent_model is not None, "user": user_model is not None, "judge": bool(assertions)}
+    for i, (level, k) in enumerate(zip(("low", "mid", "high"), _turns(g), strict=True)):
         user_msg, agent_text, result = (SHAPE[name][i] for name in ("user_message", "agent_text", "tool_result"))
         talk = k * (user_msg + agent_text)  # what both sides see
         agent_view = talk + agent_call_tokens + g * result
@@ -110,7 +110,7 @@ def prompt_size_estimate(scenario: Scenario, settings: Settings) -> dict[str, Fi
             ),
         }
         for side, (calls, prompt, completion) in sides.items():
-            if side != "judge" and _model(settings, side) is None:
+            if not calling[side]:
                 calls = prompt = completion = 0  # an offline side (oracle, scripted) calls no model
             getattr(out[side], level).update(calls=calls, prompt_tokens=prompt, completion_tokens=completion)
     return out

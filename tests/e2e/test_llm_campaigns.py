@@ -135,7 +135,8 @@ def test_under_xdist_the_workers_split_the_budget(tmp_path: Path) -> None:
     with FakeOpenAIServer() as server:
         ScriptedModels().install(server)
         run = run_pytest(
-            [*map(node, BUDGETED), *model_options(server), "--tau2-price", PRICES, "--tau2-budget", "0.2", "-n", "2"],
+            [*map(node, BUDGETED), *model_options(server), "--tau2-price", PRICES, "--tau2-budget", "0.2"]
+            + ["-n", "2", "-rs"],
             tmp_path,
         )
     ran = [n for n in BUDGETED if (run.results_dir / n / "metrics.json").is_file()]
@@ -144,6 +145,7 @@ def test_under_xdist_the_workers_split_the_budget(tmp_path: Path) -> None:
     costs = [sum(u["cost_usd"] for u in run.metrics(n)["token_usage"].values() if u["calls"]) for n in ran]
     assert sum(costs) <= 0.2 + 2 * max(costs)  # each worker's $0.10 passed by at most its one in flight
     assert f"Budget reached after {len(ran)} of {len(BUDGETED)} scenarios" in run.summary()
+    assert "run budget $0.1 reached" in run.stdout  # a worker's share: the budget is split, not shared
 
 
 def test_an_unpriced_model_refuses_a_budget_in_one_line(tmp_path: Path) -> None:
