@@ -131,12 +131,14 @@ def test_a_budget_stops_starting_conversations_and_resume_continues(tmp_path: Pa
     assert f"{len(ran)} of {len(BUDGETED)} results resumed" in second.summary()
 
 
+XDIST_BUDGET = ["--tau2-budget", "0.2", "-n", "2", "-rs"]
+
+
 def test_under_xdist_the_workers_split_the_budget(tmp_path: Path) -> None:
     with FakeOpenAIServer() as server:
         ScriptedModels().install(server)
         run = run_pytest(
-            [*map(node, BUDGETED), *model_options(server), "--tau2-price", PRICES, "--tau2-budget", "0.2"]
-            + ["-n", "2", "-rs"],
+            [*map(node, BUDGETED), *model_options(server), "--tau2-price", PRICES, *XDIST_BUDGET],
             tmp_path,
         )
     ran = [n for n in BUDGETED if (run.results_dir / n / "metrics.json").is_file()]
