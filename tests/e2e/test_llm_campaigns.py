@@ -119,6 +119,7 @@ def test_a_budget_stops_starting_conversations_and_resume_continues(tmp_path: Pa
         summary = first.summary()
         assert f"Budget reached after {len(ran)} of {len(BUDGETED)} scenarios (${spent:.4f} spent" in summary
         assert "run budget $0.2 reached" in first.stdout  # -rs: the skip reason names the budget
+        assert f"tau2: campaign: budget=$0.2 (split evenly between xdist workers), prices: {PRICES}" in first.stdout
         for case in skipped:
             assert first.testcase(case).find("skipped") is not None  # JUnit: skipped, with the reason
 
