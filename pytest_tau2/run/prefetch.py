@@ -82,10 +82,11 @@ class Prefetcher:
         budget: RunBudget | None = None,
     ) -> None:
         self.names = names
-        self.budget = budget
-        """``--tau2-budget``: asked before each start; a refused item gets :class:`BudgetReached`."""
         """Every item id of the process in run order, or (xdist worker) a function giving the
         ids queued on this worker, next first."""
+        self.budget = budget
+        """``--tau2-budget`` (run/budget.py): asked before each start; a start it defers waits for a
+        run to end, an item it refuses gets :class:`BudgetReached` (and is skipped)."""
         self.width = width
         self.ahead = max(4 * width, width + 64)
         """At most this many runs started and not yet taken (in flight, or finished and waiting for
