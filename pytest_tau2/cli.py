@@ -1,5 +1,6 @@
 """The ``pytest-tau2`` command: ``pytest-tau2 data fetch|verify``, ``pytest-tau2 bot ...``, ``pytest-tau2 report``,
-``pytest-tau2 list``, ``pytest-tau2 merge``, ``pytest-tau2 compare``, ``pytest-tau2 rescore``."""
+``pytest-tau2 list``, ``pytest-tau2 merge``, ``pytest-tau2 compare``, ``pytest-tau2 rescore``,
+``pytest-tau2 estimate``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ USAGE = """usage: pytest-tau2 data {fetch,verify} [...]   download or check the 
        pytest-tau2 merge DIR [DIR ...] --into DIR   one results folder from a sharded run's folders
        pytest-tau2 compare A B [--json FILE] [--intersect] [--power P --delta D]   is B better than A?
        pytest-tau2 rescore DIR --into NEW [--tau2-judge-model M ...] [--tau2-verdict V]   score saved runs again
+       pytest-tau2 estimate [pytest args]       calls, tokens and cost of the selected sweep; runs nothing
 Evaluations themselves run through pytest, e.g.: pytest -k tau2_retail"""
 
 
@@ -47,6 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_tau2.run.rescore import main as rescore_main
 
         return rescore_main(args[1:], prog="pytest-tau2 rescore")
+    if command == "estimate":
+        from pytest_tau2.plugin.estimating import main as estimate_main
+
+        return estimate_main(args[1:])
     if command in ("-h", "--help"):
         print(USAGE)
         return 0

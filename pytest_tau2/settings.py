@@ -136,6 +136,26 @@ OPTIONS: tuple[Option, ...] = (
         200,
         "int",
     ),
+    # Campaign controls (docs/campaigns.md): per-scenario limits, the run budget, prices, the estimate.
+    Option("max_tokens", "Stop a conversation once its model calls used this many tokens (scored).", None, "int"),
+    Option("max_cost", "Stop a conversation once its model calls cost this many USD (scored).", None, "float"),
+    Option("max_messages", "Stop a conversation once its transcript holds this many messages (scored).", None, "int"),
+    Option(
+        "budget",
+        "Run budget in USD: no conversation starts once the spend plus the expected cost of those in flight "
+        "would pass it; the rest are skipped, naming the budget.",
+        None,
+        "float",
+    ),
+    Option("price", "USD per million tokens of a model: MODEL=IN/OUT, comma-separated (priced runs, budgets).", None),
+    Option("estimate", "Collect, print the sweep's estimated calls, tokens and cost, and run nothing.", False, "bool"),
+    Option(
+        "estimate_file",
+        "Where the estimate is written (--tau2-estimate) or read (a run: its summary shows estimate vs actual).",
+        None,
+        path=True,
+    ),
+    Option("estimate_from", "A results folder of an earlier run of these scenarios to estimate from.", None, path=True),
     Option("llm_retries", "Retries of a failed LLM call (429, 5xx, timeout, connection).", 3, "int"),
     Option("llm_timeout", "Seconds before one LLM call times out.", 120.0, "float"),
     Option(
@@ -274,6 +294,14 @@ class Settings:
     max_duration: float | None = None
     max_tool_errors: int = 10
     max_user_steps: int = 200
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    max_messages: int | None = None
+    budget: float | None = None
+    price: str | None = None
+    estimate: bool = False
+    estimate_file: str | None = None
+    estimate_from: str | None = None
     llm_retries: int = 3
     llm_timeout: float = 120.0
     llm_transport: str = "auto"
@@ -396,6 +424,10 @@ MINIMUMS: dict[str, float] = {
     "max_duration": 0.001,
     "max_tool_errors": 1,
     "max_user_steps": 1,
+    "max_tokens": 1,
+    "max_cost": 0.0,
+    "max_messages": 1,
+    "budget": 0.0,
     "llm_retries": 0,
     "llm_timeout": 0.001,
     "agent_timeout": 0.001,

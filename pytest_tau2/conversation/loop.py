@@ -6,7 +6,11 @@ Independent of pytest. Ends on (``stop_reason``):
 - ``transfer``: the agent transferred to a human (transfer_to_human_agents);
 - ``user_stop``: the user sent a stop token and the agent's closing turn did not exit;
 - ``max_turns``: the agent used up ``max_turns`` replies;
-- ``timeout``: ``max_duration`` seconds passed;
+- ``max_duration``: ``max_duration`` seconds passed (runs before 0.x called it ``timeout``);
+- ``max_tokens`` / ``max_cost`` / ``max_messages``: the conversation's model calls had used
+  ``max_tokens`` tokens or ``max_cost`` USD, or its transcript held ``max_messages`` messages,
+  when a side was about to take its next step (docs/campaigns.md). Like ``max_turns``, reaching
+  one is the agent's outcome: the conversation is scored, never an infrastructure error;
 - ``too_many_tool_errors``: ``max_tool_errors`` consecutive failed tool calls by one side;
 - ``user_max_steps``: the user simulator used up ``max_user_steps`` replies (tool calls included):
   not the agent's doing, so the conversation also carries an :class:`InfrastructureError`;
@@ -58,11 +62,16 @@ STOP_REASONS = (
     "transfer",
     "user_stop",
     "max_turns",
-    "timeout",
+    "max_duration",
+    "max_tokens",
+    "max_cost",
+    "max_messages",
     "too_many_tool_errors",
     "user_max_steps",
     "error",
 )
+LIMIT_STOP_REASONS = frozenset({"max_turns", "max_duration", "max_tokens", "max_cost", "max_messages"})
+"""The per-scenario limits of docs/campaigns.md: reaching one stops the conversation, which is scored."""
 
 
 @dataclass
@@ -74,6 +83,23 @@ class Limits:
     max_user_steps: int = 200
     """User-simulator replies (each text or tool-call step) before the conversation is stopped;
     upstream tau2 stops at ``max_steps`` (200) counting both sides."""
+    max_tokens: int | None = None
+    """Prompt plus completion tokens of the conversation's model calls (agent, user, tools' models)."""
+    max_cost: float | None = None
+    """USD of the conversation's model calls, priced as the usage meter prices them."""
+    max_messages: int | None = None
+    """Messages in the transcript (user, agent and tool messages; a greeting and history included)."""
+
+
+@dataclass(frozen=True)
+class Spend:
+    """What the conversation's model calls have used so far: the limits' measure."""
+
+    tokens: int = 0
+    cost: float | None = 0.0
+    """None when a call was unpriced (``--tau2-max-cost`` refuses such models up front)."""
+    by_side: tuple[tuple[str, int, float | None], ...] = ()
+    """``(side, tokens, cost)`` of each side that made calls, for the stop's explanation."""
 
 
 @dataclass
@@ -83,6 +109,8 @@ class ConversationResult:
     agent_turns: int
     duration_s: float
     error: BaseException | None = None
+    limit: str | None = None
+    """With a limit's stop reason: which limit, its value and what was used (the clean-exit check says it)."""
 
     @property
     def clean_exit(self) -> bool:
@@ -103,9 +131,10 @@ class _Side:
 
 
 class _Stop(Exception):
-    def __init__(self, reason: str, error: InfrastructureError | None = None) -> None:
+    def __init__(self, reason: str, error: InfrastructureError | None = None, limit: str | None = None) -> None:
         self.reason = reason
         self.error = error
+        self.limit = limit
 
 
 @dataclass(repr=False)  # a repr would walk the whole DB (asyncio reprs tasks' coroutines)
@@ -128,6 +157,9 @@ class Conversation:
     (marked ``"history": true``) and both sides' views; no greeting is sent then, and the side
     that did not speak last takes the first turn. Their effect on the DBs is the scenario's
     business (seeding replays them)."""
+    spend: Callable[[], Spend] | None = None
+    """What the conversation's model calls have used so far (the trial's usage meter, the judge
+    left out: it runs after the conversation); needed by ``max_tokens`` and ``max_cost``."""
 
     def __post_init__(self) -> None:
         self.transcript: list[JSONObject] = []
@@ -146,10 +178,12 @@ class Conversation:
     async def run(self) -> ConversationResult:
         start = self.clock()
         error: BaseException | None = None
+        self._limit: str | None = None
         try:
             reason, error = await asyncio.wait_for(self._play(), timeout=self.limits.max_duration)
         except TimeoutError:
-            reason = "timeout"
+            reason = "max_duration"
+            self._limit = f"max_duration {self.limits.max_duration:g} s reached"
             if self._running is not None:
                 side, tool, started = self._running
                 error = InfrastructureError(
@@ -167,7 +201,8 @@ class Conversation:
                         await closer()
                     except Exception:  # closing must not mask the run's outcome
                         pass
-        return ConversationResult(self.transcript, reason, self.agent_turns, self.clock() - start, error)
+        duration = self.clock() - start
+        return ConversationResult(self.transcript, reason, self.agent_turns, duration, error, self._limit)
 
     async def _play(self) -> tuple[str, BaseException | None]:
         try:
@@ -183,14 +218,16 @@ class Conversation:
                     return "user_stop", None
                 await self._take_turn(self._agent)
         except _Stop as stop:
+            self._limit = stop.limit
             return stop.reason, stop.error
 
     async def _take_turn(self, side: _Side) -> str | None:
         """Let one side act until it says something to the other side. Returns that text."""
         while True:
+            self._check_limits()
             if side is self._agent:
                 if self.agent_steps >= self.limits.max_turns:
-                    raise _Stop("max_turns")
+                    raise _Stop("max_turns", limit=f"max_turns {self.limits.max_turns} reached")
                 self.agent_steps += 1
             else:
                 if self.user_steps >= self.limits.max_user_steps:
@@ -208,6 +245,23 @@ class Conversation:
             ending = await self._run_tools(side, reply.tool_calls)
             if ending is not None:
                 raise _Stop(ending)
+
+    def _check_limits(self) -> None:
+        """Stop before the next step once a resource limit is reached (checked between steps: a
+        model call in flight is never cut, so the last call may carry the count past the limit)."""
+        limits = self.limits
+        if limits.max_messages is not None and len(self.transcript) >= limits.max_messages:
+            held = len(self.transcript)
+            raise _Stop("max_messages", limit=f"max_messages {limits.max_messages} reached: {held} messages")
+        if self.spend is None or (limits.max_tokens is None and limits.max_cost is None):
+            return
+        used = self.spend()
+        sides = ", ".join(f"{name} {tokens}" for name, tokens, _ in used.by_side)
+        if limits.max_tokens is not None and used.tokens >= limits.max_tokens:
+            raise _Stop("max_tokens", limit=f"max_tokens {limits.max_tokens} reached: {used.tokens} tokens ({sides})")
+        if limits.max_cost is not None and used.cost is not None and used.cost >= limits.max_cost:
+            costs = ", ".join(f"{name} ${cost:.4f}" for name, _, cost in used.by_side if cost is not None)
+            raise _Stop("max_cost", limit=f"max_cost ${limits.max_cost:g} reached: ${used.cost:.4f} ({costs})")
 
     def _user_limit_error(self) -> InfrastructureError:
         return InfrastructureError(

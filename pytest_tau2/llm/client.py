@@ -136,7 +136,7 @@ async def acomplete(
     call = Call(config, messages, tools, response_format, retry or RetryPolicy(), side, cassette)
     transport, send = _route(call)
     if transport.replays:
-        completion = await send()
+        completion = _user_priced(config, await send())
         if usage is not None:
             usage.record(side, completion)
         return completion
@@ -153,6 +153,7 @@ async def acomplete(
             await asyncio.sleep(retry_delay(call.policy, attempt, exc))
             continue
         STREAKS.succeeded(config)
+        completion = _user_priced(config, completion)
         if completion.unknown_usage:
             _warn_unknown_usage(config, side, completion)
         if usage is not None:
@@ -161,6 +162,15 @@ async def acomplete(
             observe(completion)
         return completion
     raise AssertionError("unreachable: the retry loop always returns or raises")
+
+
+def _user_priced(config: ModelConfig, completion: Completion) -> Completion:
+    """The completion priced at the user's ``--tau2-price`` for this model, when one was given
+    (unpriced still when a usage count is unknown: its price would be made from that count)."""
+    if config.price is not None and not completion.unknown_usage:
+        rate_in, rate_out = config.price
+        completion.cost = (completion.prompt_tokens * rate_in + completion.completion_tokens * rate_out) / 1_000_000
+    return completion
 
 
 def _warn_unknown_usage(config: ModelConfig, side: str, completion: Completion) -> None:

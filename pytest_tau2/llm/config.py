@@ -28,6 +28,9 @@ class ModelConfig:
 
     model: str
     args: dict[str, Any] = field(default_factory=dict)
+    price: tuple[float, float] | None = None
+    """USD per million prompt and completion tokens given by ``--tau2-price``: prices every call
+    of this model in place of litellm's price list (llm/prices.py)."""
 
     @classmethod
     def from_option(cls, model: str | None, args_json: str | None, *, option_name: str) -> ModelConfig | None:
@@ -54,7 +57,8 @@ class ModelConfig:
 
     def __repr__(self) -> str:
         # What tracebacks (also with ``pytest -l``) and JUnit files show: credentials masked.
-        return f"ModelConfig(model={self.model!r}, args={mask_args(self.args)!r})"
+        priced = f", price={self.price!r}" if self.price is not None else ""
+        return f"ModelConfig(model={self.model!r}, args={mask_args(self.args)!r}{priced})"
 
     def secrets(self) -> list[str]:
         """String values of credential-like arguments (used by :func:`~pytest_tau2.llm.secrets.redact`)."""

@@ -96,10 +96,13 @@ class UsageMeter:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._sides: dict[str, SideUsage] = {}
+        self._spent = 0.0  # live calls only: what the run budget counts (a replayed call costs nothing now)
 
     def record(self, side: str, completion: Completion) -> None:
         """Count one completed call for ``side``."""
         with self._lock:
+            if not completion.replayed and completion.cost is not None:
+                self._spent += completion.cost
             self._side(side).add(
                 1,
                 completion.prompt_tokens,
@@ -113,6 +116,16 @@ class UsageMeter:
         """A copy of the totals of ``side`` (zeros if it made no call)."""
         with self._lock:
             return self._sides.get(side, SideUsage()).copy()
+
+    def spent(self) -> float:
+        """USD of the calls made live (replays from a cassette left out; unpriced calls count 0:
+        ``--tau2-budget`` refuses unpriced models up front)."""
+        with self._lock:
+            return self._spent
+
+    def sides(self) -> dict[str, SideUsage]:
+        """A copy of every side's totals (those that made calls)."""
+        return self._snapshot()
 
     def merge(self, other: UsageMeter) -> UsageMeter:
         """Add ``other``'s totals into this meter; returns ``self``."""

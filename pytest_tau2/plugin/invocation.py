@@ -113,9 +113,13 @@ def settings_from_config(config: pytest.Config) -> Settings:
     if not _configured(cli, ini):
         return settings  # the defaults are valid as they are (and checking them imports the participants)
     from pytest_tau2.run import participants
+    from pytest_tau2.run.budget import unpriced_problem
 
     try:
         participants.validate_settings(settings)
+        problem = unpriced_problem(settings)  # a budget or cost limit cannot be kept on an unpriced model
+        if problem is not None:
+            raise SettingsError(problem)
     except SettingsError as exc:
         raise pytest.UsageError(shown(str(exc), settings.secrets())) from None  # usage errors echo options
     return settings

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import pytest
 
 from pytest_tau2.errors import InfrastructureError, ResultNotSaved, ScenarioNotApplicable, Tau2Error
-from pytest_tau2.plugin import prefetching
+from pytest_tau2.plugin import budgeting, prefetching
 from pytest_tau2.plugin.keys import (
     CATALOG_KEY,
     RESULT_KEY,
@@ -41,6 +41,7 @@ from pytest_tau2.report.run_folder import resume_refusal
 from pytest_tau2.report.saving import Saver, SaveTicket
 from pytest_tau2.report.subresults import SubResult
 from pytest_tau2.run import participants
+from pytest_tau2.run.budget import BudgetReached
 from pytest_tau2.run.pipeline import Judge
 from pytest_tau2.run.prefetch import Prefetched, Prefetcher
 from pytest_tau2.run.trial import Agent, Trial, TrialResult
@@ -142,7 +143,9 @@ def outcome_of(request: pytest.FixtureRequest, item: ItemTrial, agent: Agent, us
             outcome = prefetched.future.result()  # the loop thread sets .after before this is ready
             made = prefetched.after if isinstance(prefetched.after, _Made) else None
         else:
-            outcome = trial.run_alone(agent, user, judge)
+            outcome = budgeting.run_within_budget(
+                request.config, result_folder(node), trial, lambda: trial.run_alone(agent, user, judge)
+            )
             made = None
         if made is None:
             made = _made(request.config, trial.result(outcome, agent, user))
@@ -196,7 +199,7 @@ def _or_fail(name: str, build: Callable[[], T]) -> T:
     skip = None
     try:
         return build()
-    except ScenarioNotApplicable as exc:
+    except (ScenarioNotApplicable, BudgetReached) as exc:
         skip = str(exc)
     except Tau2Error as exc:
         message = f"{name}: {type(exc).__name__}: {exc}"

@@ -52,8 +52,15 @@ def prefetcher_for(
     from pytest_tau2.run.prefetch import Prefetcher
 
     ids = item_ids()
+    from pytest_tau2.plugin.budgeting import budget_of
+
     prefetcher = Prefetcher(
-        [name for name in ids if name is not None], settings.concurrency, settings, scenario_for, after_run
+        [name for name in ids if name is not None],
+        settings.concurrency,
+        settings,
+        scenario_for,
+        after_run,
+        budget=budget_of(config),
     )
     if hasattr(config, "workerinput"):
         with prefetcher.lock:  # an item queued meanwhile refills from this worker's queue, not the session

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from pytest_tau2.plugin.budgeting import budget_line, is_budget_skip
 from pytest_tau2.plugin.keys import item_id
 from pytest_tau2.report import agreement, files, uncertainty
 from pytest_tau2.report.leaderboard import pass_hat_k_document
@@ -69,6 +70,10 @@ class RunReport:
         """Called (on any thread) when a result could not be saved: stop starting conversations."""
         self.not_saved: dict[str, str] = {}
         """nodeid -> why its result, carried by its report, could not be saved."""
+        self.estimate_lines: list[str] = []
+        """Estimate vs actual (plugin/estimating.py), appended to the summary."""
+        self.budget_skipped = 0
+        """Scenario items --tau2-budget left unstarted (skipped, naming the budget)."""
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
@@ -103,6 +108,7 @@ class RunReport:
                 report.longrepr = self.not_saved[report.nodeid]
         elif report.when == "setup" and report.skipped and report.nodeid not in self.results:
             self.started.pop(report.nodeid, None)  # not applicable (e.g. not in the replay file)
+            self.budget_skipped += is_budget_skip(report)  # or left unstarted by --tau2-budget
         elif report.failed and report.nodeid not in self.results and report.nodeid not in self.errors:
             self.errors[report.nodeid] = {
                 "scenario": self.started.get(report.nodeid, found),
@@ -193,12 +199,16 @@ class RunReport:
         text = render(metrics, errors, level=self.ci_level)
         if self.gate_lines:
             text += "\n" + "\n".join(self.gate_lines) + "\n"
+        if self.estimate_lines:
+            text += "\n" + "\n".join(self.estimate_lines) + "\n"
         done = len(metrics) + len(errors)
         stop = self.interrupted or (str(session.shouldstop) if session.shouldstop else None)
         if stop is None and session.shouldfail:
             stop = str(session.shouldfail)  # -x / --maxfail
         if stop is not None and done < max(self.selected, done):
             text = f"Interrupted after {done} of {self.selected} scenarios: {stop}\n" + text
+        if self.budget_skipped:
+            text = budget_line(metrics, self.budget_skipped, max(self.selected, done)) + "\n" + text
         if self.saved_unreported:
             text += self._background_text(stop)
         resumed = sum(1 for m in metrics if m.resumed)

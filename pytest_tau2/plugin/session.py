@@ -65,6 +65,10 @@ def configure(config: pytest.Config) -> None:
     if not is_worker(config):
         config.pluginmanager.register(RunGate(report, settings), "tau2-run-gate")
     config.pluginmanager.register(ShownText(settings), "tau2-shown-text")  # masked, control characters escaped
+    if settings.estimate or settings.estimate_file:
+        from pytest_tau2.plugin.estimating import NAME, Estimating
+
+        config.pluginmanager.register(Estimating(config), NAME)  # --tau2-estimate; estimate vs actual
     _link_results(config, report)
     config.pluginmanager.import_plugin("pytest_tau2.plugin.item")  # the fixtures and the test function
     # what reporting tools see of a scenario: its location, sub-result lines and counts, JUnit's shape

@@ -75,8 +75,11 @@ MetricNames = Annotated[list[str], WithJsonSchema(ref("metric_names"))]
 JsonValue = Annotated[object, WithJsonSchema(ref("json_value"))]
 """A value kept as it came (pydantic checks nothing of it); its schema is ``$defs/json_value``."""
 STOP_REASONS = (
-    "exit", "transfer", "user_stop", "max_turns", "timeout", "too_many_tool_errors", "user_max_steps", "error",
+    "exit", "transfer", "user_stop", "max_turns", "max_duration", "max_tokens", "max_cost", "max_messages",
+    "too_many_tool_errors", "user_max_steps", "error", "timeout",
 )  # fmt: skip
+"""conversation/loop.py's stop reasons; "timeout" is max_duration's name in results of earlier versions."""
+LIMIT_STOP_REASONS = frozenset({"max_turns", "max_duration", "max_tokens", "max_cost", "max_messages"})
 RECORD_MODES = ("none", "once", "new_episodes", "all")
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_tau2.report import agreement, leaderboard, uncertainty
-from pytest_tau2.report.record import ScenarioRecord, Usage, read_records
+from pytest_tau2.report.record import LIMIT_STOP_REASONS, ScenarioRecord, Usage, read_records
 from pytest_tau2.report.run_record import ErrorEntry
 from pytest_tau2.scoring.signals import signal_specs
 
@@ -55,6 +55,8 @@ class Summary:
     """The agent turns of each stalled scenario."""
     """Rates of signals computed where they are not success signals (saved as ``excluded``)."""
     tokens: dict[str, dict[str, Any]] = field(default_factory=dict)
+    limited: dict[str, int] = field(default_factory=dict)
+    """Scenarios a per-scenario limit stopped (scored, not errors), by stop reason (docs/campaigns.md)."""
 
     @property
     def composite(self) -> Rate:
@@ -66,6 +68,8 @@ def summarize(metrics: Iterable[ScenarioRecord | Mapping[str, Any]]) -> Summary:
     for m in read_records(metrics):
         summary.scenarios += 1
         _add_tokens(summary.tokens, m.token_usage)
+        if m.stop_reason in LIMIT_STOP_REASONS and not m.infrastructure_error:
+            summary.limited[m.stop_reason] = summary.limited.get(m.stop_reason, 0) + 1
         if m.infrastructure_error:
             summary.infra_errors += 1
             continue
@@ -142,6 +146,9 @@ def render(
         for name in names[:10]:
             if reasons.get(name):
                 lines.append(f"    {name}: {reasons[name]}")
+    if total.limited:
+        counts = ", ".join(f"{reason} {n}" for reason, n in sorted(total.limited.items()))
+        lines.append(f"  stopped by a per-scenario limit (scored as the agent's outcome): {counts}")
     lines += _rates(total.signals)
     informational = _rates(total.informational)
     if informational:
@@ -179,6 +186,8 @@ def render(
     if used:
         lines.append("")
         lines.append("Token usage:")
+        if len(used) > 1:
+            lines.append(_total_usage_line(used))
         for side, t in sorted(used.items()):
             cost = "unpriced" if t["cost_usd"] is None else f"${t['cost_usd']:.4f}"
             lines.append(
@@ -187,6 +196,14 @@ def render(
                 + (f" ({t['replayed_calls']} replayed from cassettes, not spent)" if t["replayed_calls"] else "")
             )
     return "\n".join(lines) + "\n"
+
+
+def _total_usage_line(used: Mapping[str, Mapping[str, Any]]) -> str:
+    calls = sum(t["calls"] for t in used.values())
+    tokens = sum(t["prompt_tokens"] + t["completion_tokens"] for t in used.values())
+    costs = [t["cost_usd"] for t in used.values()]
+    cost = "unpriced" if any(c is None for c in costs) else f"${sum(costs):.4f}"
+    return f"  total: {calls} calls, {tokens} tokens, cost {cost}"
 
 
 def _stalled_line(s: Summary) -> str:

@@ -11,13 +11,14 @@ stop reason and CLEAN_EXIT: :attr:`ScenarioOutcome.infrastructure_error` is eith
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol
 
-from pytest_tau2.conversation.loop import Conversation, ConversationResult, Limits
+from pytest_tau2.conversation.loop import Conversation, ConversationResult, Limits, Spend
 from pytest_tau2.conversation.protocol import Participant
 from pytest_tau2.errors import InfrastructureError, ScenarioDefinitionError
+from pytest_tau2.llm.usage import UsageMeter
 from pytest_tau2.run.agent_side import ProvidesAgentSide, agent_side_for
 from pytest_tau2.run.outcome import ScenarioOutcome
 from pytest_tau2.run.seeding import gold_dbs, gold_replay, prepare
@@ -26,7 +27,7 @@ from pytest_tau2.scoring.signals import JudgeOutcome, ScoringInput, score
 from pytest_tau2.scoring.verdict import scenario_verdict
 from pytest_tau2.settings import Settings
 
-__all__ = ["Judge", "check_gold_actions", "limits_for", "run_scenario", "scenario_verdict"]
+__all__ = ["Judge", "check_gold_actions", "conversation_spend", "limits_for", "run_scenario", "scenario_verdict"]
 
 
 class Judge(Protocol):
@@ -34,12 +35,35 @@ class Judge(Protocol):
 
 
 def limits_for(scenario: Scenario, settings: Settings) -> Limits:
+    """The scenario's limits, each overridden by its ``--tau2-max-*`` option when that is set."""
+
+    def pick(name: str) -> Any:
+        chosen = getattr(settings, name)
+        return getattr(scenario, name, None) if chosen is None else chosen
+
     return Limits(
-        max_turns=scenario.max_turns if settings.max_turns is None else settings.max_turns,
-        max_duration=scenario.max_duration if settings.max_duration is None else settings.max_duration,
+        max_turns=pick("max_turns"),
+        max_duration=pick("max_duration"),
         max_tool_errors=settings.max_tool_errors,
         max_user_steps=settings.max_user_steps,
+        max_tokens=pick("max_tokens"),
+        max_cost=pick("max_cost"),
+        max_messages=pick("max_messages"),
     )
+
+
+def conversation_spend(usage: UsageMeter) -> Callable[[], Spend]:
+    """What the conversation has used, read from the trial's meter: every side but the judge's
+    (the judge grades after the conversation, so its calls could never be stopped by a limit)."""
+
+    def spend() -> Spend:
+        sides = [(name, u) for name, u in usage.sides().items() if name != "judge" and u.calls]
+        tokens = sum(u.total_tokens for _, u in sides)
+        costs = [u.cost for _, u in sides]
+        cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+        return Spend(tokens, cost, tuple((name, u.total_tokens, u.cost) for name, u in sides))
+
+    return spend
 
 
 async def run_scenario(
@@ -49,6 +73,7 @@ async def run_scenario(
     user: Participant,
     settings: Settings,
     judge: Judge | None = None,
+    usage: UsageMeter | None = None,
 ) -> ScenarioOutcome:
     """Seed, converse, replay gold, judge, score, apply the stall rule.
 
@@ -79,6 +104,7 @@ async def run_scenario(
                 limits=limits_for(scenario, settings),
                 greeting=scenario.agent_greeting,
                 history=list(scenario.message_history or []),
+                spend=conversation_spend(usage) if usage is not None else None,
             ).run()
         gold = gold_replay(scenario, settings)
         expected = gold.hashes if gold is not None else None

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_tau2.environment.env import warm_up
+from pytest_tau2.run.budget import BudgetReached, RunBudget
 from pytest_tau2.run.outcome import ScenarioOutcome
 from pytest_tau2.run.session import close_model_clients
 from pytest_tau2.run.trial import Trial, parse_item_id
@@ -78,10 +79,14 @@ class Prefetcher:
         settings: Settings,
         scenario_for: Callable[[str], Scenario],
         after_run: Callable[[ScenarioOutcome, Prefetched], Any] | None = None,
+        budget: RunBudget | None = None,
     ) -> None:
         self.names = names
         """Every item id of the process in run order, or (xdist worker) a function giving the
         ids queued on this worker, next first."""
+        self.budget = budget
+        """``--tau2-budget`` (run/budget.py): asked before each start; a start it defers waits for a
+        run to end, an item it refuses gets :class:`BudgetReached` (and is skipped)."""
         self.width = width
         self.ahead = max(4 * width, width + 64)
         """At most this many runs started and not yet taken (in flight, or finished and waiting for
@@ -115,12 +120,12 @@ class Prefetcher:
         busy) started in the next slot that frees."""
         with self._lock:
             try:
-                while name not in self._done and self._in_flight >= self.width:
+                # A start the budget defers (too much in flight for now) waits for a run to end.
+                while name not in self._done and (self._in_flight >= self.width or not self._start(name)):
                     self._wanted = name  # the next free slot is its
                     self._slot_freed.wait()
             finally:  # also when Ctrl-C ends the wait: no slot goes to an item nobody waits for
                 self._wanted = None if self._wanted == name else self._wanted
-            self._start(name)
             started = self._started.pop(name)
             self._fill()
             if not self._warmed and not self._loop.is_closed():
@@ -139,7 +144,8 @@ class Prefetcher:
         if self._closing:
             return
         if self._wanted is not None and self._in_flight < self.width:
-            self._start(self._wanted)
+            if not self._start(self._wanted):
+                return  # the budget defers it: nothing else starts before it
             self._wanted = None
         if callable(self.names):  # an xdist worker: the items queued on it, longest first
             try:
@@ -147,16 +153,15 @@ class Prefetcher:
             except Exception:  # the queue could not be read: each item still starts when it is taken
                 queued = []
             for name in sorted(queued, key=self._expected_length, reverse=True):
-                if not self._room():
+                if not self._room() or not self._start(name):
                     break
-                self._start(name)
             return
         if self._order is None:
             self._order = sorted(self.names, key=self._expected_length, reverse=True)  # stable
         while self._room() and self._next < len(self._order):
-            name = self._order[self._next]
+            if not self._start(self._order[self._next]):
+                break  # the budget defers it: tried again when a run ends
             self._next += 1
-            self._start(name)
 
     def refill_soon(self) -> None:
         """More items were queued (an xdist worker's queue grows while its items run): let the
@@ -203,18 +208,34 @@ class Prefetcher:
             finally:  # an item waiting for a slot must hear of it, whatever _fill ran into
                 self._slot_freed.notify_all()
 
-    def _start(self, name: str) -> None:
+    def _start(self, name: str) -> bool:
+        """Start ``name`` (or record why it cannot start); False: the budget defers it until a run ends."""
         if name in self._done:
-            return
+            return True
+        if self.budget is not None:
+            admitted = self.budget.admit(name)
+            if admitted is None:
+                return False
+            if not admitted:
+                self._done.add(name)
+                self._started[name] = BudgetReached(self.budget.reason())  # its item is skipped, naming the budget
+                return True
         self._done.add(name)
         try:
             started = self._launch(name)
         except Exception as exc:  # not applicable, or a bad scenario: re-raised in that item's own fixture
+            if self.budget is not None:
+                self.budget.settle(name, 0.0)
             self._started[name] = exc
-            return
+            return True
         self._in_flight += 1
         self._started[name] = started
+        if self.budget is not None:  # before the slot is handed on (callbacks run in order); also when
+            # cancelled before it began (then its coroutine never runs): what it spent is spent
+            budget = self.budget
+            started.future.add_done_callback(lambda _: budget.settle(name, started.trial.context.usage.spent()))
         started.future.add_done_callback(self._finished)
+        return True
 
     def _launch(self, name: str) -> Prefetched:
         """Build ``name``'s trial and its built-in participants, and start its run on the loop."""

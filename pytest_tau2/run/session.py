@@ -50,12 +50,29 @@ def header_lines(
     if servers:
         shown_servers = " ".join(f"{side}={url}" for side, url in servers.items())
         lines.append(f"tau2: model servers: {shown_servers} (recorded in run.json, not part of its fingerprint)")
+    campaign = _campaign_line(s)
+    if campaign:
+        lines.append(campaign)
     lines += [f"tau2: note: {note}" for note in notes]
     if s.recording is not None:
         from pytest_tau2.llm.cassette import describe_mode
 
         lines.append(f"tau2: {describe_mode(s.recording, s.cassette_dir, participants.uses_llm(s))}")
     return lines
+
+
+def _campaign_line(s: Settings) -> str | None:
+    """The campaign controls in force (docs/campaigns.md), when any is set."""
+    parts = [
+        f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
+        for name in ("max_tokens", "max_cost", "max_messages")
+        if (value := getattr(s, name)) is not None
+    ]
+    if s.budget is not None:
+        parts.append(f"budget=${s.budget:g} (split evenly between xdist workers)")
+    if s.price:
+        parts.append(f"prices: {s.price}")
+    return f"tau2: campaign: {', '.join(parts)}" if parts else None
 
 
 def _fixture(name: str, fixtures: Mapping[str, Sequence[str]]) -> str | None:

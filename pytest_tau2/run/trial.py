@@ -152,6 +152,7 @@ class Trial:
                 user=self.user if user is None else user,
                 settings=self.settings,
                 judge=self.judge if judge is _UNBUILT else judge,
+                usage=ctx.usage,
             )
         finally:
             SCOPE.reset(token)

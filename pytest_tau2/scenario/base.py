@@ -38,6 +38,13 @@ class Scenario:
     """Wall-clock limit of the conversation, in seconds."""
     max_turns: ClassVar[int] = 30
     """Limit on agent turns (agent replies, tool-call rounds included)."""
+    max_tokens: ClassVar[int | None] = None
+    """Limit on the conversation's model tokens, prompt plus completion, agent and user together
+    (None: none; ``--tau2-max-tokens`` overrides it). docs/campaigns.md."""
+    max_cost: ClassVar[float | None] = None
+    """Limit on the conversation's model cost in USD (None: none; ``--tau2-max-cost``)."""
+    max_messages: ClassVar[int | None] = None
+    """Limit on the transcript's messages (None: none; ``--tau2-max-messages``)."""
     nl_assertions: ClassVar[list[str] | None] = None
     db_state_assertions: ClassVar[list[dict[str, Any]] | None] = None
     initialization_actions: ClassVar[list[dict[str, Any]] | None] = None

@@ -17,10 +17,12 @@ from pytest_tau2.scoring.table import Check, ScoringInput, SignalResult, SignalS
 
 def _clean_exit(inp: ScoringInput) -> SignalResult:
     clean = inp.conversation.clean_exit
+    limit = inp.conversation.limit  # which limit stopped it, and what was used
     message = (
         ""
         if clean
-        else f"the conversation did not end with the agent's exit tool (stop_reason: {inp.conversation.stop_reason})"
+        else f"the conversation did not end with the agent's exit tool (stop_reason: {inp.conversation.stop_reason}"
+        + (f"; {limit})" if limit else ")")
     )
     return SignalResult(clean, [Check("clean_exit", SuccessSignal.CLEAN_EXIT, clean, message)])
 

@@ -44,7 +44,7 @@ SCORED_STOP_REASONS = frozenset({"exit", "transfer", "user_stop"})
 """The loop's stop reasons that upstream scores. ``exit`` is the agent ending the call itself
 (upstream's AGENT_STOP); ``user_stop`` is a user stop token (USER_STOP); ``transfer`` is the
 agent handing over to a human, which upstream's user answers with ``###TRANSFER###`` (a
-USER_STOP). Every other reason (``max_turns``, ``timeout``, ``too_many_tool_errors``,
+USER_STOP). Every other reason (``max_turns``, ``max_duration``, ``too_many_tool_errors``,
 ``error``) scores 0.0, like upstream's MAX_STEPS, TOO_MANY_ERRORS and TIMEOUT."""
 
 

@@ -40,6 +40,13 @@ UNSET = {
     "cassette_dir": "`<rootdir>/cassettes`",
     "resume": "off (a new run)",
     "shard": "off (the whole selection)",
+    "max_tokens": "the scenario's own (none)",
+    "max_cost": "the scenario's own (none)",
+    "max_messages": "the scenario's own (none)",
+    "budget": "off (no budget)",
+    "price": "litellm's price list",
+    "estimate_file": "`<rootdir>/tau2-estimate.json` (written by `--tau2-estimate`; a run reads none)",
+    "estimate_from": "off (cassettes, then prompt sizes)",
 }
 
 

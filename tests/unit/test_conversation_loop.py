@@ -138,7 +138,8 @@ def converse(
 
 def test_the_documented_stop_reasons() -> None:
     assert STOP_REASONS == (
-        "exit", "transfer", "user_stop", "max_turns", "timeout", "too_many_tool_errors", "user_max_steps", "error",
+        "exit", "transfer", "user_stop", "max_turns", "max_duration", "max_tokens", "max_cost", "max_messages",
+        "too_many_tool_errors", "user_max_steps", "error",
     )  # fmt: skip
     assert frozenset({"exit", "transfer"}) == CLEAN_EXIT_REASONS
 
@@ -191,7 +192,8 @@ def test_timeout_keeps_the_transcript_so_far() -> None:
             return Reply(text="too late")
 
     _, result = converse(Slow(), Script(["Hi"]), limits=Limits(max_duration=0.05))
-    assert (result.stop_reason, result.clean_exit) == ("timeout", False)
+    assert (result.stop_reason, result.clean_exit, result.error) == ("max_duration", False, None)
+    assert result.limit == "max_duration 0.05 s reached"
     assert [m["content"] for m in result.transcript] == ["Hi"]
     assert result.duration_s < 2
 

@@ -1,0 +1,72 @@
+"""The pytest side of ``--tau2-budget`` (run/budget.py): this process's share of the budget, the
+item that runs its own conversation within it, and the summary's line about it.
+
+Under xdist the budget is split evenly between the workers (each keeps ``budget / workers``):
+no worker waits for the controller before it starts a conversation, and the run's spend can
+pass the budget only by what the conversations in flight cost beyond their expectation, as in
+one process. A scenario the budget leaves unstarted is *skipped* with a reason naming the budget:
+it was not run, so it is neither a failure of the agent (failed) nor an error of the run
+(errors stop CI for the wrong reason); ``-rs``, JUnit's ``<skipped message>`` and the summary's
+"budget reached after N of M scenarios" line say why, and ``--tau2-resume`` runs them later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+import pytest
+
+from pytest_tau2.plugin.keys import CATALOG_KEY, SETTINGS_KEY
+from pytest_tau2.report.record import ScenarioRecord
+from pytest_tau2.run.budget import BUDGET_REASON, BudgetReached, RunBudget
+from pytest_tau2.run.trial import Trial
+
+T = TypeVar("T")
+BUDGET_KEY = pytest.StashKey["RunBudget | None"]()
+
+
+def budget_of(config: pytest.Config) -> RunBudget | None:
+    """This process's share of ``--tau2-budget`` (made once), or None without one."""
+    if BUDGET_KEY not in config.stash:
+        settings = config.stash[SETTINGS_KEY]
+        budget = None
+        if settings.budget is not None:
+            workers = int((getattr(config, "workerinput", None) or {}).get("workercount", 1) or 1)
+            from pytest_tau2.run.estimate import expected_cost
+
+            budget = RunBudget(settings.budget / workers, expected_cost(settings, config.stash[CATALOG_KEY].instance))
+        config.stash[BUDGET_KEY] = budget
+    return config.stash[BUDGET_KEY]
+
+
+def run_within_budget(config: pytest.Config, name: str, trial: Trial, run: Callable[[], T]) -> T:
+    """``run()`` (the item's own conversation) once the budget admits it, its spend settled after;
+    :class:`BudgetReached` (the item is skipped) when it does not."""
+    budget = budget_of(config)
+    if budget is None:
+        return run()
+    # None (not yet: the prefetcher's conversations are in flight) counts as no: this item runs now or never.
+    if not budget.admit(name):
+        raise BudgetReached(budget.reason())
+    try:
+        return run()
+    finally:
+        budget.settle(name, trial.context.usage.spent())
+
+
+def is_budget_skip(report: pytest.TestReport) -> bool:
+    """A setup report of an item the budget left unstarted."""
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr or "")
+    return report.skipped and BUDGET_REASON in str(reason)
+
+
+def budget_line(records: Iterable[ScenarioRecord], not_started: int, selected: int) -> str:
+    """``Budget reached after N of M scenarios ($X spent); ...``: the summary's line."""
+    ran = [r for r in records if not r.resumed]
+    spent = sum(u.cost_usd or 0.0 for r in ran for u in r.token_usage.values() if u.calls > u.replayed_calls)
+    return (
+        f"Budget reached after {len(ran)} of {selected} scenarios (${spent:.4f} spent in this run): {not_started} "
+        "not started, reported as skipped; --tau2-resume DIR --tau2-budget USD runs them"
+    )
