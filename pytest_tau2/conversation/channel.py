@@ -110,13 +110,13 @@ class AgentChannel:
             return UserTurn("", over=True, sent=False)
         if self._saying is not None:
             raise InfrastructureError("send_message_to_user called while an earlier message still waits for the user")
+        self.last_request = "send_message_to_user" + ("" if text else " (listening)")
         unheard = self._unheard()
         if unheard is not None:
             # The user spoke since the agent last heard them: a reply written without reading them
             # would answer nothing; they get the words instead (an empty text is a plain listen).
             return unheard if not text else UserTurn(unheard.text, unheard.over, sent=False)
         event = _SayEvent(text, asyncio.get_running_loop().create_future())
-        self.last_request = "send_message_to_user"
         self._push(event)
         return await event.done
 

@@ -185,8 +185,7 @@ class McpAgentSide:
 
     def _exited(self, code: int) -> None:
         if self.channel.ended is None:
-            process = self.process
-            what = process.describe() if process is not None else f"the agent process exited with code {code}"
+            what = self._explain() or f"the agent process exited with code {code}"
             self.channel.fail(InfrastructureError(f"the MCP agent ended before the conversation did: {what}"))
 
     def _explain(self) -> str:
