@@ -147,6 +147,11 @@ class AgentChannel:
         else:
             self._push(_Fault(error))
 
+    @property
+    def saying(self) -> bool:
+        """A message of the agent waits for the user's answer."""
+        return self._saying is not None
+
     # ---- the loop's side -----------------------------------------------------------------------
 
     async def respond(self, messages: list[JSONObject], tools: list[JSONObject]) -> Reply:

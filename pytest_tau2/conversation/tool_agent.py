@@ -49,6 +49,7 @@ class ToolCallingAgent:
         self.turn = turn
         self.channel = AgentChannel(reply_timeout=reply_timeout)
         self._task: asyncio.Future[None] | None = None
+        self._finishing = False  # the running turn returned its text and is saying it
         self._is_async = inspect.iscoroutinefunction(turn) or inspect.iscoroutinefunction(
             getattr(turn, "__call__", None)  # noqa: B004  # an object with an async __call__
         )
@@ -56,11 +57,15 @@ class ToolCallingAgent:
     async def respond(self, messages: list[JSONObject], tools: list[JSONObject]) -> Reply:
         channel = self.channel
         channel.deliver(messages)
-        if self._task is not None and self._task.done():
-            self._task.result()  # the agent's own exception, raised where the loop asked for its step
+        task = self._task
+        if task is not None and self._finishing and not channel.saying:
+            await asyncio.wait([task])  # the user answered the turn's last words: the turn is over
+        if task is not None and task.done():
+            task.result()  # the agent's own exception, raised where the loop asked for its step
             self._task = None
         if self._task is None:
             channel.hear_all()
+            self._finishing = False
             self._task = asyncio.ensure_future(self._run_turn(list(messages), list(tools)))
             self._task.add_done_callback(self._failed)
         return await channel.next_reply()
@@ -76,6 +81,7 @@ class ToolCallingAgent:
                 return asyncio.run_coroutine_threadsafe(self._async_call_tool(name, arguments), loop).result()
 
             text = await asyncio.to_thread(self.turn, messages, tools, call_tool)
+        self._finishing = True
         await channel.send_message(str(text or ""))
 
     async def _async_call_tool(self, name: str, arguments: Mapping[str, JSONValue] | str | None = None) -> str:
