@@ -37,9 +37,11 @@ async def main() -> None:
     provider = OpenAIProvider(base_url=os.environ.get("OPENAI_BASE_URL"), api_key=os.environ.get("OPENAI_API_KEY"))
     model = OpenAIChatModel(os.environ.get("AGENT_MODEL", "gpt-4.1-mini"), provider=provider)
     async with tools:
-        domain_tools = tools.filtered(lambda ctx, tool: tool.name != SAY)  # the model talks in its final text
+        # The model talks in its final text: send_message_to_user is this program's to call.
+        domain_tools = tools.filtered(lambda ctx, tool: tool.name != SAY)
         agent = Agent(model, instructions=tools.instructions, toolsets=[domain_tools])
-        words, over = heard(await tools.direct_call_tool(SAY, {"text": ""}))  # the customer's opening
+        # An empty text hears the customer's opening (the runner has said the greeting).
+        words, over = heard(await tools.direct_call_tool(SAY, {"text": ""}))
         history = None
         while not over:
             result = await agent.run(words, message_history=history)

@@ -92,7 +92,9 @@ def test_a_silent_agent_is_an_infrastructure_error_naming_its_last_request() -> 
     async def main() -> None:
         channel = AgentChannel(reply_timeout=0.05, explain=lambda: "the agent process still running")
         channel.deliver(_user("hi"))
-        with pytest.raises(InfrastructureError, match=r"no call within 0.05 s \(last request: nothing yet\); the agent"):
+        with pytest.raises(
+            InfrastructureError, match=r"no call within 0.05 s \(last request: nothing yet\); the agent"
+        ):
             await channel.next_reply()
 
     asyncio.run(main())
