@@ -135,3 +135,29 @@ def test_an_agent_that_hangs_past_max_duration_is_the_scenarios_error(
     assert "before the scenario's max_duration" in message
     assert "last request: send_message_to_user (listening)" in message and "its last MCP request" in message
     assert "still running" in message
+
+
+@pytest.mark.parametrize("parallel", [["--tau2-concurrency", "3"], ["-n", "2"]], ids=["concurrency", "xdist"])
+def test_a_pytest_run_of_mcp_agents_in_parallel(
+    parallel: list[str], registry: Any, bot_settings: Settings, tmp_path: Path
+) -> None:
+    """Several agents' processes and servers side by side (one port each), through the plugin."""
+    from tests.e2e.llm_scripts import run_pytest
+
+    names = RESTAURANT[:3]
+    plans: dict[str, Any] = {}
+    for name in names:
+        plans.update(
+            json.loads(_plans_file(tmp_path, scenario_or_skip(registry, name, bot_settings), bot_settings).read_text())
+        )
+    (tmp_path / "plans.json").write_text(json.dumps(plans), "utf-8")
+    command = scripted_command("http", tmp_path / "plans.json")
+    run = run_pytest(
+        ["scenarios", "--tau2-agent", "mcp:" + command, "--tau2-scenarios", ",".join(names), *parallel], tmp_path
+    )
+    assert run.returncode == 0, run.output[-3000:]
+    for name in names:
+        assert run.outcome_line(name) == "PASSED", run.output[-3000:]
+        metrics = run.metrics(name)
+        assert metrics["agent"] == "mcp:" + command
+        assert metrics["stop_reason"] == "exit" and metrics["is_successful"] is True

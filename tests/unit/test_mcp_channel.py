@@ -156,3 +156,34 @@ def test_the_mcp_server_serves_the_litellm_schemas_the_policy_and_the_user_chann
             await loop
 
     asyncio.run(main())
+
+
+def test_the_mcp_kind_needs_a_command_and_skips_what_the_channel_cannot_carry(tmp_path: Any) -> None:
+    import dataclasses
+
+    from pytest_tau2.errors import ScenarioNotApplicable, SettingsError
+    from pytest_tau2.run import participants
+    from pytest_tau2.settings import Settings
+
+    with pytest.raises(SettingsError, match="needs the command that starts the agent"):
+        participants.validate_settings(Settings(agent="mcp: "))
+    participants.validate_settings(Settings(agent='mcp:python -c "pass"'))
+    assert participants.describe_agent(Settings(agent="mcp:python agent.py")) == "mcp:python agent.py"
+
+    class WithHistory:
+        name = "x__history"
+        message_history = [{"role": "user", "content": "hi"}]
+
+    ctx = participants.Context(WithHistory(), dataclasses.replace(Settings(), agent="mcp:true"), plan=None)  # type: ignore[arg-type]
+    with pytest.raises(ScenarioNotApplicable, match="message history"):
+        participants.make_agent(ctx)
+
+
+def test_the_bridge_command_names_what_it_needs(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    from pytest_tau2.cli import main
+
+    monkeypatch.delenv("TAU2_MCP_URL", raising=False)
+    with pytest.raises(SystemExit) as stopped:
+        main(["mcp-bridge"])
+    assert stopped.value.code == 2
+    assert "set TAU2_MCP_URL" in capsys.readouterr().err
