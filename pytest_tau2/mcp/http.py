@@ -33,7 +33,9 @@ class LoopbackHTTP:
         import uvicorn
 
         app = self.mcp_server.streamable_http_app(streamable_http_path=MCP_PATH, host="127.0.0.1")
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and without it
+        # a JSON response (headers, then body) waits ~40 ms on Nagle and the client's delayed ACK.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         sock.set_inheritable(False)  # the agent's process must not hold the listening socket

@@ -187,3 +187,43 @@ def test_the_bridge_command_names_what_it_needs(monkeypatch: pytest.MonkeyPatch,
         main(["mcp-bridge"])
     assert stopped.value.code == 2
     assert "set TAU2_MCP_URL" in capsys.readouterr().err
+
+
+def test_the_loopback_http_server_answers_without_waiting_on_nagle() -> None:
+    """A JSON response is headers then body: without TCP_NODELAY on the connection the body waits
+    ~40 ms for the client's delayed ACK (it did: 48 ms a call, bench/results/mcp.md)."""
+    import socket
+    import statistics
+    import time
+
+    mcp = pytest.importorskip("mcp")
+    from pytest_tau2.mcp.http import LoopbackHTTP
+    from pytest_tau2.mcp.server import build_server
+
+    schema = {"type": "function", "function": {"name": "t", "description": "d", "parameters": {"type": "object"}}}
+
+    async def main() -> None:
+        channel = AgentChannel(reply_timeout=5)
+        http = LoopbackHTTP(build_server(channel, [schema], "policy"))
+        url = await http.start()
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+        assert http._socket is not None and http._socket.proto == socket.IPPROTO_TCP
+
+        async def loop_side() -> None:
+            while True:
+                await channel.next_reply()
+                channel.record(ToolResult("ok", False))
+                channel.deliver([])
+
+        serving = asyncio.ensure_future(loop_side())
+        times = []
+        async with mcp.Client(url) as client:  # the SDK's default mode: JSON responses
+            for _ in range(9):
+                start = time.perf_counter()
+                assert (await client.call_tool("t", {})).content[0].text == "ok"
+                times.append(time.perf_counter() - start)
+        serving.cancel()
+        await http.stop()
+        assert statistics.median(times) < 0.035, times  # the Nagle wait alone is 40 ms
+
+    asyncio.run(main())
