@@ -131,6 +131,13 @@ class AgentChannel:
         self._listeners.append(future)
         return await future
 
+    async def opening(self) -> str:
+        """The user's first words (waiting for them); asked again later, the same words, not new ones."""
+        if not self._user_texts:
+            return (await self.listen()).text
+        self._heard = max(self._heard, 1)
+        return self._user_texts[0]
+
     def hear_all(self) -> None:
         """Count every user message the agent's view holds as heard (an adapter gives them whole)."""
         self._heard = len(self._user_texts)

@@ -127,8 +127,8 @@ def build_server(
         if params.name == "policy":
             messages = [_message("user", instructions)]
         elif params.name == "conversation":
-            opening = await channel.listen()
-            messages = ([_message("assistant", greeting)] if greeting else []) + [_message("user", opening.text)]
+            opening = await channel.opening()
+            messages = ([_message("assistant", greeting)] if greeting else []) + [_message("user", opening)]
         else:
             raise ValueError(f"unknown prompt {params.name!r}: this server has 'policy' and 'conversation'")
         return types.GetPromptResult(messages=messages)

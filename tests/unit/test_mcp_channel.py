@@ -147,6 +147,8 @@ def test_the_mcp_server_serves_the_litellm_schemas_the_policy_and_the_user_chann
             assert listed[0].input_schema == schemas[0]["function"]["parameters"]
             opening = await client.get_prompt("conversation")
             assert [m.content.text for m in opening.messages] == ["Hi! How can I help?", "Where is #W1?"]
+            again = await client.get_prompt("conversation")  # the same opening, not a wait for new words
+            assert [m.content.text for m in again.messages] == ["Hi! How can I help?", "Where is #W1?"]
             loop = asyncio.ensure_future(loop_side())
             result = await client.call_tool("get_order", {"id": "#W1"})
             assert result.content[0].text == '{"status": "shipped"}' and not result.is_error
