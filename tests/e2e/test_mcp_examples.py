@@ -141,3 +141,20 @@ def test_a_python_agent_with_call_tool_is_seated_by_the_adapter(
     menu = next(m for m in outcome.conversation.transcript if m["role"] == "tool")
     assert "Margherita" in menu["content"] and menu["error"] is False
     assert any("Margherita" in json.dumps(r["messages"]) for r in requests)  # the result reached the model
+
+
+@pytest.mark.parametrize("stdio", [False, True], ids=["http", "stdio"])
+def test_the_minimal_agent_of_the_docs_runs_over_both_connection_modes(
+    stdio: bool, registry: Any, bot_settings: Settings
+) -> None:
+    command = f"{sys.executable} {REPO / 'examples' / 'mcp_agent' / 'minimal_agent.py'}" + (" --stdio" if stdio else "")
+    settings = dataclasses.replace(bot_settings, agent="mcp:" + command, agent_timeout=60)
+    scenario = scenario_or_skip(registry, MENU, settings)
+    ctx = participants.Context.for_scenario(scenario, settings)
+    outcome = asyncio.run(
+        run_scenario(scenario, agent=participants.make_agent(ctx), user=participants.make_user(ctx), settings=settings)
+    )
+    assert outcome.conversation.error is None, outcome.conversation.error
+    assert outcome.conversation.stop_reason == "user_stop"  # it never ends the call itself: the customer does
+    said = [m["content"] for m in outcome.conversation.transcript if m["role"] == "assistant" and m.get("content")]
+    assert said and all("have 3 tools" in text for text in said)  # GetMenuTool, PlaceOrderTool, EndConversationTool

@@ -129,7 +129,7 @@ anyio.run(main)
 def test_an_agent_that_hangs_past_max_duration_is_the_scenarios_error(
     registry: Any, bot_settings: Settings, tmp_path: Path
 ) -> None:
-    outcome = _broken(tmp_path, HANGS_AFTER_LISTENING, registry, bot_settings, max_duration=4.0)
+    outcome = _broken(tmp_path, HANGS_AFTER_LISTENING, registry, bot_settings, max_duration=3.0)
     assert outcome.conversation.stop_reason == "error"
     message = str(outcome.conversation.error)
     assert "before the scenario's max_duration" in message
