@@ -158,3 +158,29 @@ def test_the_minimal_agent_of_the_docs_runs_over_both_connection_modes(
     assert outcome.conversation.stop_reason == "user_stop"  # it never ends the call itself: the customer does
     said = [m["content"] for m in outcome.conversation.transcript if m["role"] == "assistant" and m.get("content")]
     assert said and all("have 3 tools" in text for text in said)  # GetMenuTool, PlaceOrderTool, EndConversationTool
+
+
+@pytest.mark.parametrize("transport", ["auto", "litellm"])
+def test_an_mcp_agent_with_a_model_played_user_on_both_transports(transport: str, tmp_path: Any) -> None:
+    """The user's words reach the agent over MCP and the agent's reach the user's model, whichever
+    way the runner's model calls travel (the OpenAI wire path or litellm)."""
+    from tests.e2e.llm_scripts import model_options, node, run_pytest
+
+    with FakeOpenAIServer() as server:
+        server.add_handler("user", sequence(text("Which drinks do you have?"), text("Thanks, bye. ###STOP###")))
+        command = f"{sys.executable} {REPO / 'examples' / 'mcp_agent' / 'minimal_agent.py'}"
+        run = run_pytest(
+            [node(MENU), "--tau2-agent", "mcp:" + command, "--tau2-user", "litellm",
+             *model_options(server, sides=("user",)), "--tau2-llm-transport", transport],
+            tmp_path,
+        )  # fmt: skip
+        user_requests = server.requests_for("user")
+    assert run.returncode in (0, 1), run.output[-3000:]  # the agent never ends the call: a verdict, not an error
+    metrics = run.metrics(MENU)
+    assert metrics["stop_reason"] == "user_stop" and metrics["agent"] == "mcp:" + command
+    transcript = run.transcript(MENU)
+    assert [m["content"] for m in transcript if m["role"] == "user"] == [
+        "Which drinks do you have?",
+        "Thanks, bye. ###STOP###",
+    ]
+    assert "have 3 tools" in json.dumps(user_requests[-1]["messages"])  # the agent's answer reached the user
