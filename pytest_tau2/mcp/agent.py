@@ -24,6 +24,7 @@ The cost, a process start per scenario, is measured in bench/results/mcp.md.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -237,8 +238,6 @@ def _plan_follower(user: Participant) -> Callable[[str], None] | None:
 
 async def _let_end(process: AgentProcess, grace_s: float) -> None:
     """Give the process ``grace_s`` to end by itself (it has just been told the conversation is over)."""
-    import asyncio
-
     waited = 0.0
     while process.returncode is None and waited < grace_s:
         await asyncio.sleep(0.05)
