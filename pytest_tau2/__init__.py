@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the names below, for type checkers; at run time each is imported when first used
     from pytest_tau2.conversation.protocol import Participant, Reply, ToolCall
+    from pytest_tau2.conversation.tool_agent import ToolCallingAgent
     from pytest_tau2.environment.tools import EndConversationTool, Tool
     from pytest_tau2.errors import (
         DataError,
@@ -43,6 +44,7 @@ _LAZY = {
     "Participant": "pytest_tau2.conversation.protocol",
     "Reply": "pytest_tau2.conversation.protocol",
     "ToolCall": "pytest_tau2.conversation.protocol",
+    "ToolCallingAgent": "pytest_tau2.conversation.tool_agent",
     "EndConversationTool": "pytest_tau2.environment.tools",
     "Tool": "pytest_tau2.environment.tools",
     "DataError": "pytest_tau2.errors",
@@ -113,6 +115,7 @@ __all__ = [
     "Tau2Error",
     "Tool",
     "ToolCall",
+    "ToolCallingAgent",
     "ToolDefinitionError",
     "ToolError",
     "Transport",

@@ -1,6 +1,6 @@
 """The ``pytest-tau2`` command: ``pytest-tau2 data fetch|verify``, ``pytest-tau2 bot ...``, ``pytest-tau2 report``,
 ``pytest-tau2 list``, ``pytest-tau2 merge``, ``pytest-tau2 compare``, ``pytest-tau2 rescore``,
-``pytest-tau2 estimate``."""
+``pytest-tau2 estimate``, ``pytest-tau2 mcp-bridge``."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ USAGE = """usage: pytest-tau2 data {fetch,verify} [...]   download or check the 
        pytest-tau2 compare A B [--json FILE] [--intersect] [--power P --delta D]   is B better than A?
        pytest-tau2 rescore DIR --into NEW [--tau2-judge-model M ...] [--tau2-verdict V]   score saved runs again
        pytest-tau2 estimate [pytest args]       calls, tokens and cost of the selected sweep; runs nothing
+       pytest-tau2 mcp-bridge [URL]             stdio MCP server forwarding to a scenario's endpoint (docs/mcp.md)
 Evaluations themselves run through pytest, e.g.: pytest -k tau2_retail"""
 
 
@@ -53,6 +54,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_tau2.plugin.estimating import main as estimate_main
 
         return estimate_main(args[1:])
+    if command == "mcp-bridge":
+        from pytest_tau2.mcp.bridge import main as bridge_main
+
+        return bridge_main(args[1:], prog="pytest-tau2 mcp-bridge")
     if command in ("-h", "--help"):
         print(USAGE)
         return 0

@@ -56,7 +56,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "agent",
         "Built-in agent: oracle (offline default), litellm (default when --tau2-agent-model is set), "
-        "replay:PATH (re-run recorded tool calls from a JSON Lines file).",
+        "replay:PATH (re-run recorded tool calls from a JSON Lines file), "
+        'mcp:"COMMAND" (an agent process that speaks MCP, started per scenario: docs/mcp.md).',
         None,
     ),
     Option(
@@ -97,7 +98,11 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("agent_url", "ws:// URL of an external agent bot speaking the pytest-tau2 protocol.", None),
     Option(
-        "agent_timeout", "Seconds to wait for each frame from an external agent bot (--tau2-agent-url).", 120.0, "float"
+        "agent_timeout",
+        "Seconds to wait for each frame from an external agent bot (--tau2-agent-url), "
+        "or for the next call of an MCP agent (--tau2-agent mcp:COMMAND).",
+        120.0,
+        "float",
     ),
     Option(
         "data_dir", "Folder holding tau2/domains/... (default: $TAU2_DATA_DIR, then the fetch cache).", None, path=True

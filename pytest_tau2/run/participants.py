@@ -3,8 +3,8 @@
 A *kind* is a name (``--tau2-agent NAME`` / ``--tau2-user NAME``, ``NAME:ARGUMENT`` for kinds
 that take an argument, like ``replay:PATH``) mapped to a :class:`ParticipantKind`: its
 factory, its validation, and how metrics and the run header name it. Built-in agents:
-``oracle`` (offline default), ``litellm``, ``replay:PATH``, ``websocket``, ``null`` (the
-do-nothing baseline); built-in users:
+``oracle`` (offline default), ``litellm``, ``replay:PATH``, ``websocket``, ``mcp:COMMAND``
+(docs/mcp.md), ``null`` (the do-nothing baseline); built-in users:
 ``scripted`` (offline default), ``litellm``.
 
 Another package adds a kind with :func:`register_participant_kind` (from its pytest plugin or
@@ -430,6 +430,29 @@ def _validate_websocket(settings: Settings, argument: str | None) -> None:
         raise SettingsError("--tau2-agent websocket needs --tau2-agent-url ws://HOST:PORT")
 
 
+def _mcp(ctx: Context, argument: str | None) -> Participant:
+    from pytest_tau2.mcp.agent import McpAgent
+
+    if ctx.scenario.message_history:
+        raise ScenarioNotApplicable(
+            f"{ctx.scenario.name} opens with a message history, which the MCP user channel does not carry "
+            "(run it in process)"
+        )
+    env = {"TAU2_SEED": str(ctx.seed)}
+    return McpAgent(argument, ctx.scenario, reply_timeout=ctx.settings.agent_timeout, env=env)
+
+
+def _validate_mcp(settings: Settings, argument: str | None) -> None:
+    if not (argument or "").strip():
+        raise SettingsError(
+            '--tau2-agent mcp:COMMAND needs the command that starts the agent, e.g. --tau2-agent mcp:"python agent.py"'
+        )
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        raise SettingsError("--tau2-agent mcp needs the MCP SDK: pip install 'pytest-tau2[mcp]' (docs/mcp.md)")
+
+
 def _litellm_agent(ctx: Context, argument: str | None) -> Participant:
     from pytest_tau2.conversation.llm_participants import LiteLLMAgent
 
@@ -459,6 +482,8 @@ for _kind in (
                     follows_plan=True, validate=_validate_replay),
     ParticipantKind("websocket", "agent", _websocket, "an external bot (--tau2-agent-url)",
                     validate=_validate_websocket, describe=lambda s, _: f"websocket:{mask_url(s.agent_url or '')}"),
+    ParticipantKind("mcp", "agent", _mcp, "an agent process that speaks MCP, started per scenario (docs/mcp.md)",
+                    argument="COMMAND", validate=_validate_mcp),
     ParticipantKind("null", "agent", _null, "do-nothing baseline: polite, calls no domain tool, ends the call"),
     ParticipantKind("scripted", "user", _scripted, "follows the gold plan (offline default)"),
     ParticipantKind("litellm", "user", _litellm_user, "any model litellm accepts", model_side="user",
