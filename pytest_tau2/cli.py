@@ -1,5 +1,5 @@
 """The ``pytest-tau2`` command: ``pytest-tau2 data fetch|verify``, ``pytest-tau2 bot ...``, ``pytest-tau2 report``,
-``pytest-tau2 list``, ``pytest-tau2 merge``, ``pytest-tau2 compare``."""
+``pytest-tau2 list``, ``pytest-tau2 merge``, ``pytest-tau2 compare``, ``pytest-tau2 export``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ USAGE = """usage: pytest-tau2 data {fetch,verify} [...]   download or check the 
        pytest-tau2 list [--domain D] [--rootdir DIR]   the scenarios pytest collects, by domain
        pytest-tau2 merge DIR [DIR ...] --into DIR   one results folder from a sharded run's folders
        pytest-tau2 compare A B [--json FILE] [--intersect] [--power P --delta D]   is B better than A?
+       pytest-tau2 export DIR --format tau2 --into OUT [--partial]   tau2-bench Results files + draft submission.json
 Evaluations themselves run through pytest, e.g.: pytest -k tau2_retail"""
 
 
@@ -42,6 +43,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_tau2.report.compare_cli import main as compare_main
 
         return compare_main(args[1:], prog="pytest-tau2 compare")
+    if command == "export":
+        from pytest_tau2.tau2_format.export_cli import main as export_main
+
+        return export_main(args[1:], prog="pytest-tau2 export")
     if command in ("-h", "--help"):
         print(USAGE)
         return 0
