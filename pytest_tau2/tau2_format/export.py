@@ -19,7 +19,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pytest_tau2.report.leaderboard import tau2_reward_trials
 from pytest_tau2.report.merge import ShardFolder
@@ -103,7 +103,10 @@ def policy_text(root: Path, domain: str) -> str:
     """The domain's policy as upstream's environment states it (telecom: both documents, tagged)."""
     folder = root / "tau2" / "domains" / domain
     if domain == "telecom":
-        main, manual = (folder / "main_policy.md").read_text("utf-8"), (folder / "tech_support_manual.md").read_text("utf-8")
+        main, manual = (
+            (folder / "main_policy.md").read_text("utf-8"),
+            (folder / "tech_support_manual.md").read_text("utf-8"),
+        )
         return f"<main_policy>\n{main}\n</main_policy>\n<tech_support_policy>\n{manual}\n</tech_support_policy>"
     policy = folder / "policy.md"
     return policy.read_text("utf-8") if policy.is_file() else ""
@@ -180,7 +183,7 @@ def messages(transcript: Iterable[dict[str, Any]]) -> list[models.ParticipantMes
                 )
             )
             continue
-        requestor = "user" if role == "user" else "assistant"
+        requestor: Literal["assistant", "user"] = "user" if role == "user" else "assistant"
         calls = [
             models.ToolCall(id=str(call.get("id") or ""), name=str(call["name"]),
                             arguments=_arguments(call.get("arguments")), requestor=requestor)
@@ -216,14 +219,14 @@ def reward_info(record: ScenarioRecord) -> models.RewardInfo | None:
     breakdown = dict(breakdown) if isinstance(breakdown, dict) else {}
     db = breakdown.get("DB")
     communicate = [
-        models.CommunicateCheck(info=str(c.get("info")), met=bool(c.get("met")),
-                                justification=f"said at turn {c['turn_idx']}" if c.get("turn_idx") is not None else "never said")
+        models.CommunicateCheck(info=str(c.get("info")), met=bool(c.get("met")), justification=_said(c.get("turn_idx")))
         for c in info.get("communicate_checks") or [] if isinstance(c, dict)
     ]  # fmt: skip
+    verdicts = record.detail("nl_assertion_verdicts")
     nl = [
         models.NLAssertionCheck(nl_assertion=str(v.get("assertion", "")), met=bool(v.get("passed")),
                                 justification=str(v.get("reason") or ""))
-        for v in record.detail("nl_assertion_verdicts") or [] if isinstance(v, dict) and v.get("passed") is not None
+        for v in (verdicts if isinstance(verdicts, list) else []) if isinstance(v, dict) and v.get("passed") is not None
     ]  # fmt: skip
     return models.RewardInfo(
         reward=float(reward),
@@ -234,6 +237,10 @@ def reward_info(record: ScenarioRecord) -> models.RewardInfo | None:
         reward_breakdown={k: float(v) for k, v in breakdown.items() if isinstance(v, int | float)} or None,
         info={"pytest_tau2": info},
     )
+
+
+def _said(turn: object) -> str:
+    return "never said by the agent" if turn is None else f"said by the agent at turn {turn}"
 
 
 def simulation(record: ScenarioRecord, transcript: list[dict[str, Any]], started: str) -> models.SimulationRun:
@@ -311,10 +318,12 @@ def results(run: DomainRun, folder: ShardFolder, root: Path, *, partial: bool) -
         environment_info=models.EnvironmentInfo(domain_name=run.domain, policy=policy_text(root, run.domain)),
         seed=fingerprint.get("seed"),
         retrieval_config=fingerprint.get("retrieval") if run.domain == "banking_knowledge" else None,
-        pytest_tau2={"results_dir": str(folder.path), "fingerprint": fingerprint,
-                     "note": "made by pytest-tau2 export: git_commit is the tau2 data pin; max_steps counts agent "
-                     "steps, max_errors consecutive errors of one side (docs/leaderboard.md)"},
     )  # fmt: skip
+    info.pytest_tau2 = {  # upstream ignores keys it does not know
+        "results_dir": str(folder.path), "fingerprint": fingerprint,
+        "note": "made by pytest-tau2 export: git_commit is the tau2 data pin; max_steps counts agent steps, "
+        "max_errors consecutive errors of one side (docs/leaderboard.md)",
+    }  # fmt: skip
     document = models.Results(
         timestamp=folder.started, info=info, tasks=[by_id[task] for task in task_ids], simulations=sims
     )
@@ -360,6 +369,7 @@ def draft_submission(
         if domain in submission.LEADERBOARD_DOMAINS
     }
     started = _when(folder.started).date()
+    pin = first.data_pin.commit if first.data_pin else None
     return submission.Submission(
         model_name=agent_model or submission.PLACEHOLDER,
         model_organization=submission.PLACEHOLDER,
@@ -374,7 +384,7 @@ def draft_submission(
                                          type="github")],
         methodology=submission.Methodology(
             evaluation_date=started,
-            tau2_bench_version=f"data pin {first.data_pin.commit}" if first.data_pin and first.data_pin.commit else None,
+            tau2_bench_version=f"data pin {pin}" if pin else None,
             user_simulator=user_model or f"pytest-tau2 {first.user} user (no model)",
             notes=NOTES,
             verification=submission.Verification(

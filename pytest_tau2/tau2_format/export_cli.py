@@ -17,7 +17,7 @@ from pathlib import Path
 from pytest_tau2.data.resolve import resolve_data_dir
 from pytest_tau2.report import files
 from pytest_tau2.report.merge import MergeError, read_folder
-from pytest_tau2.tau2_format import export
+from pytest_tau2.tau2_format import export, submission
 
 
 def parser(prog: str) -> argparse.ArgumentParser:
@@ -48,7 +48,9 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "pytest-tau2 export")
     return 0
 
 
-def run(results_dir: Path, into: Path, *, data_dir: str | None = None, partial: bool = False) -> tuple[list[Path], list[str]]:
+def run(
+    results_dir: Path, into: Path, *, data_dir: str | None = None, partial: bool = False
+) -> tuple[list[Path], list[str]]:
     """Export one folder; the files written and notes on what was left out. :class:`ExportError`
     (every problem named) when the folder cannot be exported."""
     folder = read_folder(results_dir)
@@ -66,7 +68,9 @@ def run(results_dir: Path, into: Path, *, data_dir: str | None = None, partial: 
             "(--partial writes the Results files all the same, without a submission.json)"
         )
     notes += [f"not a valid submission: {problem}" for problem in problems]
-    exported = {domain: export.results(run, folder, root, partial=bool(problems)) for domain, run in sorted(runs.items())}
+    exported = {
+        domain: export.results(run, folder, root, partial=bool(problems)) for domain, run in sorted(runs.items())
+    }
     names = {domain: f"{domain}.json" for domain in exported}
     written = []
     for domain, result in exported.items():
@@ -78,7 +82,7 @@ def run(results_dir: Path, into: Path, *, data_dir: str | None = None, partial: 
         path = into / "submission.json"
         files.write_text(path, draft.text())
         written.append(path)
-        notes.append(f"{path}: fields marked {export.submission.PLACEHOLDER!r} are yours to fill in")
+        notes.append(f"{path}: fields marked {submission.PLACEHOLDER!r} are yours to fill in")
     return written, notes
 
 

@@ -149,6 +149,8 @@ class Info(Shape):
     environment_info: EnvironmentInfo
     seed: int | None = None
     retrieval_config: str | None = None
+    pytest_tau2: dict[str, Any] | None = None
+    """Ours (upstream ignores it): where the export came from and how our limits count."""
 
 
 class Results(Shape):
