@@ -1,0 +1,234 @@
+"""tau2's formats both ways (issue 29, points 1 and 2), end to end.
+
+- Our run -> ``pytest-tau2 export`` -> ``--tau2-agent replay:OUT --tau2-user replay`` -> the same
+  reward for every trial, and ``upstream_differences.json`` lists none: offline over whole domains
+  (airline, telecom's base split, two trials), and on the model path through the loopback server
+  (both transports), where scripted agents fail in the ways tau2's reward sees (a fact never said,
+  a write left out, the conversation cut at max_turns) and pass in others (a user stop without the
+  agent's exit, a transfer, a call with cut-off arguments first).
+- A stored reward changed by hand is reported as a difference, naming the simulation.
+- With upstream's own package (``TAU2_UPSTREAM_PYTHON``: an interpreter with tau2-bench at the pin
+  installed, e.g. ``/work/venvs/upstream/bin/python``): its loader and its leaderboard verifier
+  accept the exported files, and its evaluator, re-scoring the exported trajectories, gives our
+  tau2_reward for every simulation. Skipped, saying why, without it (docs/leaderboard.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_tau2.tau2_format import export_cli
+from pytest_tau2.tau2_format.models import Results
+from pytest_tau2.tau2_format.submission import PLACEHOLDER, Submission
+from tests.e2e.llm_scripts import (
+    DATA_DIR,
+    AgentScript,
+    PytestRun,
+    ScriptedModels,
+    Tasks,
+    UserScript,
+    call,
+    model_options,
+    node,
+    run_pytest,
+    subprocess_env,
+    text,
+)
+from tests.support.fake_openai import FakeOpenAIServer
+
+HERE = Path(__file__).resolve()
+CHECK_SCRIPT = HERE.parents[1] / "support" / "upstream_check.py"
+OFFLINE_K = "tau2_airline or tau2_telecom"
+MODEL_TASKS = ("6", "7", "8", "11", "13", "15", "19", "20")
+"""Airline tasks of the model-path runs; what each agent does is in :func:`airline_models`."""
+
+
+# ---- producing runs -------------------------------------------------------------------------------
+
+
+@dataclass
+class Exported:
+    run: PytestRun
+    out: Path
+    written: list[Path]
+
+
+def airline_models() -> ScriptedModels:
+    """Gold behaviour, except: 7 never says the total (COMMUNICATE 0), 11 says it, 19 leaves out its
+    only write (DB 0), 20 answers the stop in words only (user_stop), 6's customer never stops
+    (max_turns), 15 sends a call with cut-off arguments first (a tool error), 13 transfers."""
+    models = ScriptedModels(Tasks.load("airline"))
+    gold = models.gold_steps
+    models.agent["11"] = AgentScript([*gold("11")[:-1], text("Done. The fare difference of $5,244 is charged.")])
+    models.agent["19"] = AgentScript([s for s in gold("19") if "cancel_reservation" not in str(s.tool_calls)])
+    models.agent["20"] = AgentScript(gold("20"), closing=text("You are welcome, goodbye!"))
+    models.agent["15"] = AgentScript([call("get_reservation_details", '{"reservation_id": "4'), *gold("15")])
+    models.user["6"] = UserScript([models.tasks.opening("6"), "Please go on."])
+    return models
+
+
+def model_run(tmp: Path, transport: str) -> PytestRun:
+    models = airline_models()
+    with FakeOpenAIServer() as server:
+        models.install(server)
+        args = [node(f"tau2_airline__{task}") for task in MODEL_TASKS]
+        args += [*model_options(server), "--tau2-llm-transport", transport, "--tau2-max-turns", "12"]
+        return run_pytest(args, tmp)
+
+
+def export(run: PytestRun, out: Path, *, partial: bool = False) -> Exported:
+    written, _ = export_cli.run(run.results_dir, out, partial=partial)
+    return Exported(run, out, written)
+
+
+def replay(source: Path, tmp: Path, k: str, trials: int) -> PytestRun:
+    args = ["-k", k, f"--tau2-agent=replay:{source}", "--tau2-user", "replay", "--tau2-trials", str(trials)]
+    return run_pytest(args, tmp)
+
+
+def rewards(run: PytestRun) -> dict[str, float | None]:
+    data = json.loads((run.results_dir / "all_metrics.json").read_text("utf-8"))
+    return {_folder(m): m.get("tau2_reward") for m in data["scenarios"]}
+
+
+def _folder(metrics: dict[str, Any]) -> str:
+    trials = metrics.get("trials") or 1
+    return metrics["scenario"] if trials == 1 else f"{metrics['scenario']}-t{metrics['trial']}"
+
+
+@pytest.fixture(scope="module")
+def offline(tmp_path_factory: pytest.TempPathFactory) -> Exported:
+    tmp = tmp_path_factory.mktemp("offline")
+    run = run_pytest(["-k", OFFLINE_K, "--tau2-trials", "2"], tmp)
+    assert run.returncode == 0, run.output[-3000:]
+    return export(run, tmp / "exported")
+
+
+@pytest.fixture(scope="module", params=["auto", "litellm"])
+def model_path(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Exported:
+    tmp = tmp_path_factory.mktemp(f"model-{request.param}")
+    run = model_run(tmp, request.param)
+    assert (run.results_dir / "all_metrics.json").is_file(), run.output[-3000:]
+    return export(run, tmp / "exported", partial=True)  # 8 of 50 tasks: not a submission
+
+
+# ---- export ---------------------------------------------------------------------------------------
+
+
+def test_a_whole_domain_run_exports_results_and_a_draft_submission(offline: Exported) -> None:
+    assert sorted(p.name for p in offline.written) == ["airline.json", "submission.json", "telecom.json"]
+    airline = Results.model_validate_json((offline.out / "airline.json").read_bytes())
+    assert airline.info.num_trials == 2 and len(airline.tasks) == 50 and len(airline.simulations) == 100
+    pinned = json.loads((DATA_DIR / "tau2" / "domains" / "airline" / "tasks.json").read_text("utf-8"))
+    tasks = {str(task["id"]): task for task in pinned}
+    assert all(task == tasks[str(task["id"])] for task in airline.tasks)  # the pinned objects, as they are
+    assert {sim.trial for sim in airline.simulations} == {0, 1}
+    first = airline.simulations[0]
+    assert first.messages and first.messages[0].role == "assistant" and first.reward_info is not None
+    draft = Submission.model_validate_json((offline.out / "submission.json").read_bytes())
+    assert draft.submission_type == "custom" and draft.model_organization == PLACEHOLDER
+    assert draft.results.airline is not None and draft.results.airline.pass_1 == 100.0
+    assert draft.results.airline.pass_2 == 100.0 and draft.results.airline.pass_3 is None
+    assert draft.trajectory_files == {"airline": "airline.json", "telecom": "telecom.json"}
+
+
+def test_a_run_of_some_tasks_is_refused_naming_what_is_missing(model_path: Exported, tmp_path: Path) -> None:
+    code = export_cli.main([str(model_path.run.results_dir), "--into", str(tmp_path / "x")])
+    assert code == 1 and not (tmp_path / "x").exists()
+    assert [p.name for p in model_path.written] == ["airline.json"]  # --partial: Results only
+
+
+# ---- replay in ------------------------------------------------------------------------------------
+
+
+def test_replaying_an_offline_export_gives_every_reward_again(offline: Exported, tmp_path: Path) -> None:
+    again = replay(offline.out, tmp_path, OFFLINE_K, 2)
+    assert again.returncode == 0, again.output[-3000:]
+    assert rewards(again) == rewards(offline.run) and len(rewards(again)) == 328
+    found = json.loads((again.results_dir / "upstream_differences.json").read_text("utf-8"))
+    assert (found["compared"], found["equal"], found["different"]) == (328, 328, 0)
+    assert "328 simulations compared with upstream's stored reward, 328 equal, 0 different" in again.stdout
+
+
+def test_replaying_a_model_path_export_gives_every_reward_again(model_path: Exported, tmp_path: Path) -> None:
+    ours = rewards(model_path.run)
+    assert sorted(v for v in ours.values() if v is not None) == [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0], ours
+    again = replay(model_path.out / "airline.json", tmp_path, "tau2_airline", 1)
+    assert rewards(again) == ours, again.output[-3000:]
+    found = json.loads((again.results_dir / "upstream_differences.json").read_text("utf-8"))
+    assert (found["compared"], found["different"]) == (8, 0), found
+    saved = json.loads((again.results_dir / "all_metrics.json").read_text("utf-8"))["scenarios"]
+    stops = {m["scenario"]: m["stop_reason"] for m in saved}
+    assert stops["tau2_airline__6"] == "max_turns" and stops["tau2_airline__20"] == "user_stop"
+    assert stops["tau2_airline__13"] == "transfer" and stops["tau2_airline__8"] == "exit"
+    assert {(m["agent"].split(":")[0], m["user"]) for m in saved} == {("replay", "replay")}  # no model anywhere
+
+
+def test_a_reward_that_differs_from_the_stored_one_is_reported(model_path: Exported, tmp_path: Path) -> None:
+    data = json.loads((model_path.out / "airline.json").read_text("utf-8"))
+    changed = next(sim for sim in data["simulations"] if sim["task_id"] == "7")
+    changed["reward_info"]["reward"] = 1.0
+    changed["reward_info"]["reward_breakdown"]["COMMUNICATE"] = 1.0
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data), "utf-8")
+    again = replay(edited, tmp_path / "run", "tau2_airline", 1)
+    found = json.loads((again.results_dir / "upstream_differences.json").read_text("utf-8"))
+    assert (found["compared"], found["different"]) == (8, 1), found
+    [difference] = found["differences"]
+    assert difference["simulation"] == changed["id"] and difference["components"] == ["COMMUNICATE"]
+    assert difference["ours"]["tau2_reward"] == 0.0 and difference["upstream"]["reward"] == 1.0
+    assert "8 simulations compared with upstream's stored reward, 7 equal, 1 different" in again.stdout
+
+
+# ---- upstream's own code ----------------------------------------------------------------------------
+
+
+def upstream_python() -> str:
+    python = os.environ.get("TAU2_UPSTREAM_PYTHON", "")
+    if not python:
+        pytest.skip("TAU2_UPSTREAM_PYTHON is not set: no tau2-bench install to check against (docs/leaderboard.md)")
+    probe = subprocess.run([python, "-c", "import tau2.data_model.simulation"], capture_output=True, text=True,
+                           env=subprocess_env(), check=False, timeout=120)  # fmt: skip
+    if probe.returncode != 0:
+        pytest.skip(f"TAU2_UPSTREAM_PYTHON={python} cannot import tau2: {probe.stderr.strip()[-300:]}")
+    return python
+
+
+def upstream_check(files: list[Path]) -> list[dict[str, Any]]:
+    python = upstream_python()
+    done = subprocess.run([python, str(CHECK_SCRIPT), *map(str, files)], capture_output=True, text=True,
+                          env=subprocess_env(), check=False, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return list(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def agreement(checked: list[dict[str, Any]]) -> tuple[int, int, list[dict[str, Any]]]:
+    sims = [sim for file in checked for sim in file["simulations"] if sim["ours"] is not None]
+    unequal = [sim for sim in sims if sim["ours"] != sim["upstream"]]
+    return len(sims), len(sims) - len(unequal), unequal
+
+
+def test_upstream_accepts_the_export_and_gives_our_rewards(offline: Exported) -> None:
+    checked = upstream_check([offline.out / "airline.json", offline.out / "telecom.json"])
+    for file in checked:
+        assert file["format"]["ok"] and file["tasks"]["ok"] and file["trials"]["ok"], file
+    compared, equal, unequal = agreement(checked)
+    print(f"offline: upstream re-scored {compared} simulations, {equal} rewards equal to ours")
+    assert compared == 328 and not unequal, unequal[:3]
+
+
+def test_upstream_gives_our_rewards_on_the_model_path(model_path: Exported) -> None:
+    [file] = upstream_check([model_path.out / "airline.json"])
+    assert file["format"]["ok"] and file["trials"]["ok"], file
+    assert not file["tasks"]["ok"] and "Missing tasks" in file["tasks"]["error"]  # 8 of 50: not a submission
+    compared, equal, unequal = agreement([file])
+    print(f"model path: upstream re-scored {compared} simulations, {equal} rewards equal to ours")
+    assert compared == 8 and not unequal, unequal
+    assert {sim["upstream"] for sim in file["simulations"]} == {0.0, 1.0}
