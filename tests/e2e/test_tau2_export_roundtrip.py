@@ -45,7 +45,8 @@ from tests.support.fake_openai import FakeOpenAIServer
 
 HERE = Path(__file__).resolve()
 CHECK_SCRIPT = HERE.parents[1] / "support" / "upstream_check.py"
-OFFLINE_K = "tau2_airline or tau2_telecom"
+TELECOM_K = "tau2_telecom and service_issue"
+"""29 telecom tasks whose customers act on their phone (user-side tool calls), one trial."""
 MODEL_TASKS = ("6", "7", "8", "11", "13", "15", "19", "20")
 """Airline tasks of the model-path runs; what each agent does is in :func:`airline_models`."""
 
@@ -105,10 +106,19 @@ def _folder(metrics: dict[str, Any]) -> str:
 
 @pytest.fixture(scope="module")
 def offline(tmp_path_factory: pytest.TempPathFactory) -> Exported:
+    """The whole airline domain, two trials: a complete submission."""
     tmp = tmp_path_factory.mktemp("offline")
-    run = run_pytest(["-k", OFFLINE_K, "--tau2-trials", "2"], tmp)
+    run = run_pytest(["-k", "tau2_airline", "--tau2-trials", "2"], tmp)
     assert run.returncode == 0, run.output[-3000:]
     return export(run, tmp / "exported")
+
+
+@pytest.fixture(scope="module")
+def telecom(tmp_path_factory: pytest.TempPathFactory) -> Exported:
+    tmp = tmp_path_factory.mktemp("telecom")
+    run = run_pytest(["-k", TELECOM_K], tmp)
+    assert run.returncode == 0, run.output[-3000:]
+    return export(run, tmp / "exported", partial=True)
 
 
 @pytest.fixture(scope="module", params=["auto", "litellm"])
@@ -123,7 +133,7 @@ def model_path(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
 
 
 def test_a_whole_domain_run_exports_results_and_a_draft_submission(offline: Exported) -> None:
-    assert sorted(p.name for p in offline.written) == ["airline.json", "submission.json", "telecom.json"]
+    assert sorted(p.name for p in offline.written) == ["airline.json", "submission.json"]
     airline = Results.model_validate_json((offline.out / "airline.json").read_bytes())
     assert airline.info.num_trials == 2 and len(airline.tasks) == 50 and len(airline.simulations) == 100
     pinned = json.loads((DATA_DIR / "tau2" / "domains" / "airline" / "tasks.json").read_text("utf-8"))
@@ -136,7 +146,7 @@ def test_a_whole_domain_run_exports_results_and_a_draft_submission(offline: Expo
     assert draft.submission_type == "custom" and draft.model_organization == PLACEHOLDER
     assert draft.results.airline is not None and draft.results.airline.pass_1 == 100.0
     assert draft.results.airline.pass_2 == 100.0 and draft.results.airline.pass_3 is None
-    assert draft.trajectory_files == {"airline": "airline.json", "telecom": "telecom.json"}
+    assert draft.trajectory_files == {"airline": "airline.json"}
 
 
 def test_a_run_of_some_tasks_is_refused_naming_what_is_missing(model_path: Exported, tmp_path: Path) -> None:
@@ -149,12 +159,31 @@ def test_a_run_of_some_tasks_is_refused_naming_what_is_missing(model_path: Expor
 
 
 def test_replaying_an_offline_export_gives_every_reward_again(offline: Exported, tmp_path: Path) -> None:
-    again = replay(offline.out, tmp_path, OFFLINE_K, 2)
+    again = replay(offline.out, tmp_path, "tau2_airline", 2)  # the folder: its Results files, not submission.json
     assert again.returncode == 0, again.output[-3000:]
-    assert rewards(again) == rewards(offline.run) and len(rewards(again)) == 328
+    assert rewards(again) == rewards(offline.run) and len(rewards(again)) == 100
     found = json.loads((again.results_dir / "upstream_differences.json").read_text("utf-8"))
-    assert (found["compared"], found["equal"], found["different"]) == (328, 328, 0)
-    assert "328 simulations compared with upstream's stored reward, 328 equal, 0 different" in again.stdout
+    assert (found["compared"], found["equal"], found["different"]) == (100, 100, 0)
+    assert "100 simulations compared with upstream's stored reward, 100 equal, 0 different" in again.stdout
+
+
+def test_replaying_user_tool_calls_gives_the_same_phone_and_reward(telecom: Exported, tmp_path: Path) -> None:
+    again = replay(telecom.out / "telecom.json", tmp_path, TELECOM_K, 1)
+    assert again.returncode == 0, again.output[-3000:]
+    assert rewards(again) == rewards(telecom.run) and len(rewards(again)) == 29
+    user_calls = 0
+    for name in rewards(again):
+        before, after = telecom.run.transcript(name), again.transcript(name)
+        assert _user_calls(after) == _user_calls(before), name
+        assert [m.get("content") for m in after if m["role"] != "tool"] == [
+            m.get("content") for m in before if m["role"] != "tool"
+        ]
+        user_calls += len(_user_calls(after))
+    assert user_calls >= 29  # the customers did act on their phones
+
+
+def _user_calls(transcript: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    return [(c["name"], c["arguments"]) for m in transcript if m["role"] == "user" for c in m.get("tool_calls") or []]
 
 
 def test_replaying_a_model_path_export_gives_every_reward_again(model_path: Exported, tmp_path: Path) -> None:
@@ -171,20 +200,20 @@ def test_replaying_a_model_path_export_gives_every_reward_again(model_path: Expo
     assert {(m["agent"].split(":")[0], m["user"]) for m in saved} == {("replay", "replay")}  # no model anywhere
 
 
-def test_a_reward_that_differs_from_the_stored_one_is_reported(model_path: Exported, tmp_path: Path) -> None:
-    data = json.loads((model_path.out / "airline.json").read_text("utf-8"))
-    changed = next(sim for sim in data["simulations"] if sim["task_id"] == "7")
-    changed["reward_info"]["reward"] = 1.0
-    changed["reward_info"]["reward_breakdown"]["COMMUNICATE"] = 1.0
+def test_a_reward_that_differs_from_the_stored_one_is_reported(offline: Exported, tmp_path: Path) -> None:
+    data = json.loads((offline.out / "airline.json").read_text("utf-8"))
+    changed = next(sim for sim in data["simulations"] if sim["task_id"] == "7" and sim["trial"] == 1)
+    changed["reward_info"]["reward"] = 0.0
+    changed["reward_info"]["reward_breakdown"]["DB"] = 0.0
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(data), "utf-8")
-    again = replay(edited, tmp_path / "run", "tau2_airline", 1)
+    again = replay(edited, tmp_path / "run", "tau2_airline__7", 2)
     found = json.loads((again.results_dir / "upstream_differences.json").read_text("utf-8"))
-    assert (found["compared"], found["different"]) == (8, 1), found
+    assert (found["compared"], found["different"]) == (2, 1), found
     [difference] = found["differences"]
-    assert difference["simulation"] == changed["id"] and difference["components"] == ["COMMUNICATE"]
-    assert difference["ours"]["tau2_reward"] == 0.0 and difference["upstream"]["reward"] == 1.0
-    assert "8 simulations compared with upstream's stored reward, 7 equal, 1 different" in again.stdout
+    assert difference["simulation"] == changed["id"] == "tau2_airline__7-t2" and difference["components"] == ["DB"]
+    assert difference["ours"]["tau2_reward"] == 1.0 and difference["upstream"]["reward"] == 0.0
+    assert "2 simulations compared with upstream's stored reward, 1 equal, 1 different" in again.stdout
 
 
 # ---- upstream's own code ----------------------------------------------------------------------------
@@ -215,13 +244,14 @@ def agreement(checked: list[dict[str, Any]]) -> tuple[int, int, list[dict[str, A
     return len(sims), len(sims) - len(unequal), unequal
 
 
-def test_upstream_accepts_the_export_and_gives_our_rewards(offline: Exported) -> None:
-    checked = upstream_check([offline.out / "airline.json", offline.out / "telecom.json"])
-    for file in checked:
-        assert file["format"]["ok"] and file["tasks"]["ok"] and file["trials"]["ok"], file
+def test_upstream_accepts_the_export_and_gives_our_rewards(offline: Exported, telecom: Exported) -> None:
+    checked = upstream_check([offline.out / "airline.json", telecom.out / "telecom.json"])
+    airline, phone = checked
+    assert airline["format"]["ok"] and airline["tasks"]["ok"] and airline["trials"]["ok"], airline
+    assert phone["format"]["ok"] and phone["trials"]["ok"], phone  # 29 of 114 tasks: not a submission
     compared, equal, unequal = agreement(checked)
     print(f"offline: upstream re-scored {compared} simulations, {equal} rewards equal to ours")
-    assert compared == 328 and not unequal, unequal[:3]
+    assert compared == 129 and not unequal, unequal[:3]
 
 
 def test_upstream_gives_our_rewards_on_the_model_path(model_path: Exported) -> None:
