@@ -431,10 +431,10 @@ for _kind in (
                     validate=_validate_websocket, describe=lambda s, _: f"websocket:{mask_url(s.agent_url or '')}"),
     ParticipantKind("null", "agent", _null, "do-nothing baseline: polite, calls no domain tool, ends the call"),
     ParticipantKind("scripted", "user", _scripted, "follows the gold plan (offline default)"),
+    ParticipantKind("litellm", "user", _litellm_user, "any model litellm accepts", model_side="user",
+                    describe=lambda s, _: f"litellm:{s.user_model}"),
     ParticipantKind("replay", "user", lambda ctx, _: upstream_replay.user(ctx.scenario, ctx.settings, ctx.trial),
                     "the saved user turns of --tau2-agent replay:RESULTS (upstream runs)",
                     validate=upstream_replay.validate_user),
-    ParticipantKind("litellm", "user", _litellm_user, "any model litellm accepts", model_side="user",
-                    describe=lambda s, _: f"litellm:{s.user_model}"),
 ):  # fmt: skip
     register_participant_kind(_kind)
