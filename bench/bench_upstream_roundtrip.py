@@ -31,6 +31,10 @@ from pytest_tau2.tau2_format import export_cli  # noqa: E402
 from tests.e2e.llm_scripts import run_pytest, subprocess_env  # noqa: E402
 
 CHECK = ROOT / "tests" / "support" / "upstream_check.py"
+EXPLAINED = {
+    "mock": " (upstream's own doing: a task's message_history messages get a fresh timestamp every time upstream "
+    "loads its tasks, so those 2 tasks never hash equal, for upstream's own files too; mock is no leaderboard domain)"
+}
 
 
 def one_domain(domain: str, trials: int, python: str, tmp: Path) -> dict[str, Any]:
@@ -92,9 +96,15 @@ def markdown(rows: list[dict[str, Any]]) -> str:
             f"{r['rewards_0']} | {r['not_compared_llm_judge']} | {r['replay_compared']} | {r['replay_different']} |"
         )
     notes = [
-        f"- {r['domain']}: verifier's task check: {r['upstream_tasks_error']}"
+        f"- {r['domain']}: verifier's task check: {r['upstream_tasks_error']}" + EXPLAINED.get(r["domain"], "")
         for r in rows
         if r["upstream_tasks_error"]
+    ]
+    notes += [
+        f"- {r['domain']}: {r['not_compared_llm_judge']} simulations not re-scored by upstream: their tasks have NL "
+        "assertions, which upstream grades with its LLM judge (no model provider is called here)"
+        for r in rows
+        if r["not_compared_llm_judge"]
     ]
     return "\n".join(lines + (["", *notes] if notes else [])) + "\n"
 
@@ -104,7 +114,12 @@ def main() -> None:
     parser.add_argument("--domains", nargs="+", default=["airline", "telecom", "mock", "retail"])
     parser.add_argument("--trials", type=int, default=2)
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "upstream_roundtrip"))
+    parser.add_argument("--from-json", action="store_true", help="rewrite <out>.md from <out>.json, run nothing")
     args = parser.parse_args()
+    if args.from_json:
+        rows = json.loads(Path(args.out + ".json").read_text("utf-8"))
+        Path(args.out + ".md").write_text(markdown(rows), "utf-8")
+        return
     python = os.environ.get("TAU2_UPSTREAM_PYTHON")
     if not python:
         raise SystemExit("set TAU2_UPSTREAM_PYTHON to an interpreter with tau2-bench installed")
