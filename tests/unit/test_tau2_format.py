@@ -12,8 +12,11 @@ import pytest
 from pydantic import ValidationError
 
 from pytest_tau2.conversation.turn_replay import SavedTurns, split_sides
+from pytest_tau2.errors import SettingsError
 from pytest_tau2.report.record import ScenarioRecord
-from pytest_tau2.tau2_format import export, submission
+from pytest_tau2.run import participants
+from pytest_tau2.settings import Settings
+from pytest_tau2.tau2_format import export, export_cli, submission
 from pytest_tau2.tau2_format.upstream_runs import UpstreamRunsError, is_results, load_runs
 from tests.support.tau2_data import DATA_DIR, requires_data
 
@@ -192,3 +195,35 @@ def test_saved_turns_come_back_in_order_then_silence() -> None:
     assert asyncio.run(agent.respond([], [])).text == "Done."
     assert asyncio.run(agent.respond([], [])).text == ""  # nothing left to say
     assert [m["content"] for m in user_turns] == ["Cancel it."]
+
+
+# ---- settings refused before anything runs --------------------------------------------------------------
+
+
+def _refusal(**fields: Any) -> str:
+    with pytest.raises(SettingsError) as raised:
+        participants.validate_settings(Settings(**fields))
+    return str(raised.value)
+
+
+def test_an_upstream_replay_needs_the_user_replayed_and_every_trial(tmp_path: Path) -> None:
+    path = _results_file(tmp_path, [_sim("7", 0), _sim("7", 1)])
+    assert "add --tau2-user replay (the user is 'scripted')" in _refusal(agent=f"replay:{path}")
+    assert "holds 2 trials per task (upstream's 0..1); run with --tau2-trials 2" in _refusal(
+        agent=f"replay:{path}", user="replay"
+    )
+    participants.validate_settings(Settings(agent=f"replay:{path}", user="replay", trials=2))
+
+
+def test_the_replay_user_needs_upstream_runs_to_replay(tmp_path: Path) -> None:
+    lines = tmp_path / "recorded.jsonl"
+    lines.write_text('{"scenario": "a__1", "actions": []}\n', "utf-8")
+    for agent in ("oracle", f"replay:{lines}"):
+        assert _refusal(agent=agent, user="replay").startswith("--tau2-user replay replays the saved user turns")
+
+
+def test_export_of_a_folder_that_is_no_results_folder_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert export_cli.main([str(tmp_path), "--into", str(tmp_path / "out")]) == 1
+    assert "no readable run.json (not a pytest-tau2 results folder)" in capsys.readouterr().err
