@@ -4,7 +4,9 @@ For each domain: an offline run of its whole base split (oracle agent, scripted 
 ``--tau2-trials`` trials), ``pytest-tau2 export``, then upstream's own code at the pin on the file
 (``tests/support/upstream_check.py``): the loader, the leaderboard verifier's checks and the
 evaluator re-scoring every trajectory. Retail's tasks with NL assertions are not re-scored
-(upstream would call its LLM judge); everything else is compared reward for reward. Then the
+(upstream would call its LLM judge); banking_knowledge is evaluated with the run's retrieval
+configuration (upstream's default would embed with OpenAI); everything else is compared reward
+for reward. Then the
 export is replayed back in (``--tau2-agent replay:FILE --tau2-user replay``) and
 ``upstream_differences.json`` counted. Writes ``<out>.json`` and ``<out>.md``.
 
@@ -83,7 +85,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         "",
         "Offline runs (oracle agent, scripted user) of whole base splits, exported with `pytest-tau2 export`,",
         "checked by tau2-bench's own code at the pin (loader, leaderboard verifier, evaluator), then replayed",
-        "back in with `--tau2-agent replay:FILE --tau2-user replay`.",
+        "back in with `--tau2-agent replay:FILE --tau2-user replay`. banking_knowledge is evaluated with the run's",
+        "`retrieval_config` (`tau2 evaluate-trajs` would build it with OpenAI embeddings, a provider call).",
         "",
         "| domain | trials | simulations | upstream loads | verifier: tasks | verifier: trials | compared "
         "| equal rewards | reward 0.0 | not compared (LLM judge) | replay: compared | replay: different |",
@@ -111,7 +114,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    parser.add_argument("--domains", nargs="+", default=["airline", "telecom", "mock", "retail"])
+    parser.add_argument("--domains", nargs="+", default=["airline", "telecom", "retail", "banking_knowledge", "mock"])
     parser.add_argument("--trials", type=int, default=2)
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "upstream_roundtrip"))
     parser.add_argument("--from-json", action="store_true", help="rewrite <out>.md from <out>.json, run nothing")

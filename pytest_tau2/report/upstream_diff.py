@@ -11,17 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pytest_tau2.report import files
 from pytest_tau2.report.record import ScenarioRecord
+from pytest_tau2.tau2_format.models import UPSTREAM_DOMAINS
 from pytest_tau2.tau2_format.upstream_runs import SavedRun, UpstreamRunsError, is_results, load_runs
 
 FILE = "upstream_differences.json"
-UPSTREAM_DOMAINS = {
-    "tau2_retail": "retail", "tau2_airline": "airline", "tau2_telecom": "telecom",
-    "tau2_banking_knowledge": "banking_knowledge", "tau2_mock": "mock",
-}  # fmt: skip
 
 
 @dataclass
@@ -123,7 +121,7 @@ def _difference(record: ScenarioRecord, saved: SavedRun, ours: float, components
     }
 
 
-def write(results_dir: Any, records: Sequence[ScenarioRecord]) -> None:
+def write(results_dir: Path, records: Sequence[ScenarioRecord]) -> None:
     """The view: ``upstream_differences.json`` for a replay of upstream runs (nothing otherwise)."""
     found = compare(records)
     if found is not None:

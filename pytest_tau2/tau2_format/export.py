@@ -27,14 +27,7 @@ from pytest_tau2.report.pass_k import pass_k
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.tau2_format import models, submission
 
-UPSTREAM_DOMAINS = {
-    "tau2_retail": "retail",
-    "tau2_airline": "airline",
-    "tau2_telecom": "telecom",
-    "tau2_banking_knowledge": "banking_knowledge",
-    "tau2_mock": "mock",
-}
-"""Our domain -> upstream's ``domain_name``."""
+UPSTREAM_DOMAINS = models.UPSTREAM_DOMAINS
 TERMINATION = {
     "exit": "agent_stop",  # the agent ended the call itself (EndConversationTool)
     "transfer": "agent_stop",  # the agent's transfer ends the call here; upstream waits for ###TRANSFER###

@@ -30,6 +30,14 @@ TERMINATION_REASONS = (
 """Upstream's ``TerminationReason`` values at the pin; only the first two are ever scored."""
 SCORED_TERMINATIONS = frozenset({"user_stop", "agent_stop"})
 REWARD_TYPES = ("DB", "ENV_ASSERTION", "NL_ASSERTION", "ACTION", "COMMUNICATE")
+UPSTREAM_DOMAINS = {
+    "tau2_retail": "retail",
+    "tau2_airline": "airline",
+    "tau2_telecom": "telecom",
+    "tau2_banking_knowledge": "banking_knowledge",
+    "tau2_mock": "mock",
+}
+"""Our domain (metrics.json's ``domain``) -> upstream's ``domain_name``."""
 
 
 class Shape(BaseModel):

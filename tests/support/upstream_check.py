@@ -41,7 +41,10 @@ def check(path: str) -> dict[str, Any]:
 
     judged = [sim for sim in results.simulations if needs_judge(sim.task_id)]
     results.simulations = [sim for sim in results.simulations if not needs_judge(sim.task_id)]
-    rescored = compute_simulation_rewards(results)
+    if results.info.environment_info.domain_name == "banking_knowledge":
+        rescored = banking_rewards(results)
+    else:
+        rescored = compute_simulation_rewards(results)
     sims = []
     for before, after in zip(results.simulations, rescored.simulations, strict=True):
         sims.append(
@@ -60,6 +63,30 @@ def check(path: str) -> dict[str, Any]:
     out["simulations"] = sims
     out["skipped"] = [{"id": sim.id, "why": "needs upstream's LLM judge (NL assertions)"} for sim in judged]
     return out
+
+
+def banking_rewards(results: Any) -> Any:
+    """``compute_simulation_rewards`` builds banking's environment with its default retrieval (OpenAI
+    embeddings: a provider call); here it is built with the run's own ``retrieval_config``, as
+    upstream's runner builds it, and each simulation evaluated the same way otherwise."""
+    from copy import deepcopy
+
+    from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
+    from tau2.orchestrator.modes import CommunicationMode
+    from tau2.scripts.evaluate_trajectories import _build_eval_env_kwargs
+
+    results = deepcopy(results)
+    tasks = {task.id: task for task in results.tasks}
+    for sim in results.simulations:
+        task = tasks[sim.task_id]
+        env_kwargs = {**(_build_eval_env_kwargs("banking_knowledge", task) or {}),
+                      "retrieval_variant": results.info.retrieval_config}  # fmt: skip
+        sim.reward_info = evaluate_simulation(
+            simulation=sim, task=task, evaluation_type=EvaluationType.ALL, solo_mode=False,
+            domain="banking_knowledge", mode=CommunicationMode.HALF_DUPLEX, env_kwargs=env_kwargs,
+            strict_replay=False,
+        )  # fmt: skip
+    return results
 
 
 def main(paths: list[str]) -> None:
