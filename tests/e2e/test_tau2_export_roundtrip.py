@@ -41,7 +41,7 @@ from tests.e2e.llm_scripts import (
     subprocess_env,
     text,
 )
-from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.fake_openai import FakeOpenAIServer, Reply
 
 HERE = Path(__file__).resolve()
 CHECK_SCRIPT = HERE.parents[1] / "support" / "upstream_check.py"
@@ -262,3 +262,81 @@ def test_upstream_gives_our_rewards_on_the_model_path(model_path: Exported) -> N
     print(f"model path: upstream re-scored {compared} simulations, {equal} rewards equal to ours")
     assert compared == 8 and not unequal, unequal
     assert {sim["upstream"] for sim in file["simulations"]} == {0.0, 1.0}
+
+
+# ---- a run of upstream's own, re-scored here ------------------------------------------------------------
+
+UPSTREAM_TASKS = ("6", "7", "8", "11", "19", "20")
+
+
+def upstream_user(models: ScriptedModels) -> None:
+    """The user model of ``models`` answering upstream's user prompt (its own layout of the task's
+    instructions: the first line of the reason for the call finds the task)."""
+    reasons: dict[str, str] = {}
+    for task_id, task in models.tasks.by_id.items():
+        reason = ((task.get("user_scenario") or {}).get("instructions") or {}).get("reason_for_call")
+        if reason:
+            reasons.setdefault(reason.strip().split("\n")[0], task_id)
+
+    def handler(request: dict[str, Any]) -> Reply:
+        system = str(request["messages"][0].get("content") or "")
+        task_id = next((task for reason, task in reasons.items() if reason in system), None)
+        if task_id is None:
+            return text("I do not know why I am calling. ###STOP###")
+        script = models.user_script(task_id)
+        if script.override is not None:
+            return script.override(request)
+        sent = sum(1 for m in request["messages"] if m.get("role") == "assistant")
+        return text(script.replies[min(sent, len(script.replies) - 1)])
+
+    models.user_handler = handler  # type: ignore[method-assign]
+
+
+def test_an_upstream_run_is_rescored_here_trial_by_trial_with_its_rewards(tmp_path: Path) -> None:
+    """``tau2 run`` itself (upstream's orchestrator, agent and user simulator, its models served by the
+    loopback server) makes the Results file; replayed here, every trial gets upstream's reward."""
+    python = upstream_python()
+    models = airline_models()
+    upstream_user(models)
+    saved = tmp_path / "upstream"
+    with FakeOpenAIServer() as server:
+        models.install(server)
+        args = json.dumps({"api_base": server.base_url, "api_key": "unused", "temperature": 0.0})
+        command = [
+            python,
+            "-m",
+            "tau2.cli",
+            "run",
+            "--domain",
+            "airline",
+            "--agent-llm",
+            "openai/agent",
+            "--agent-llm-args",
+            args,
+            "--user-llm",
+            "openai/user",
+            "--user-llm-args",
+            args,
+            "--num-trials",
+            "2",
+            "--task-ids",
+            *UPSTREAM_TASKS,
+            "--max-steps",
+            "30",
+            "--max-concurrency",
+            "1",
+            "--save-to",
+            str(saved),
+        ]  # fmt: skip  (an absolute --save-to keeps it out of the data folder)
+        done = subprocess.run(command, capture_output=True, text=True, env=subprocess_env(), check=False, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    stored = json.loads((saved / "results.json").read_text("utf-8"))["simulations"]
+    assert {s["termination_reason"] for s in stored} == {"user_stop", "max_steps"}
+    assert sorted(s["reward_info"]["reward"] for s in stored) == [0.0] * 6 + [1.0] * 6
+    k = " or ".join(f"tau2_airline__{task}-" for task in UPSTREAM_TASKS)
+    again = replay(saved / "results.json", tmp_path / "replay", k, 2)
+    found = json.loads((again.results_dir / "upstream_differences.json").read_text("utf-8"))
+    assert (found["compared"], found["equal"], found["different"]) == (12, 12, 0), found
+    by_item = {f"{s['task_id']}-t{s['trial'] + 1}": s["reward_info"]["reward"] for s in stored}
+    assert {name.removeprefix("tau2_airline__"): r for name, r in rewards(again).items()} == by_item
+    print(f"upstream's own run: {found['compared']} simulations re-scored here, {found['equal']} rewards equal")
