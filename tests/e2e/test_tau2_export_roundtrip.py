@@ -10,7 +10,9 @@
 - With upstream's own package (``TAU2_UPSTREAM_PYTHON``: an interpreter with tau2-bench at the pin
   installed, e.g. ``/work/venvs/upstream/bin/python``): its loader and its leaderboard verifier
   accept the exported files, and its evaluator, re-scoring the exported trajectories, gives our
-  tau2_reward for every simulation. Skipped, saying why, without it (docs/leaderboard.md).
+  tau2_reward for every simulation; and a run of ``tau2 run`` itself (its models served by the
+  loopback server) replayed here gets upstream's stored reward trial by trial. Skipped, saying
+  why, without it (docs/leaderboard.md).
 """
 
 from __future__ import annotations
