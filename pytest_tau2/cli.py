@@ -1,6 +1,6 @@
 """The ``pytest-tau2`` command: ``pytest-tau2 data fetch|verify``, ``pytest-tau2 bot ...``, ``pytest-tau2 report``,
 ``pytest-tau2 list``, ``pytest-tau2 merge``, ``pytest-tau2 compare``, ``pytest-tau2 rescore``,
-``pytest-tau2 estimate``, ``pytest-tau2 mcp-bridge``."""
+``pytest-tau2 estimate``, ``pytest-tau2 mcp-bridge``, ``pytest-tau2 export``."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ USAGE = """usage: pytest-tau2 data {fetch,verify} [...]   download or check the 
        pytest-tau2 rescore DIR --into NEW [--tau2-judge-model M ...] [--tau2-verdict V]   score saved runs again
        pytest-tau2 estimate [pytest args]       calls, tokens and cost of the selected sweep; runs nothing
        pytest-tau2 mcp-bridge [URL]             stdio MCP server forwarding to a scenario's endpoint (docs/mcp.md)
+       pytest-tau2 export DIR --format tau2 --into OUT [--partial]   tau2-bench Results files + draft submission.json
 Evaluations themselves run through pytest, e.g.: pytest -k tau2_retail"""
 
 
@@ -58,6 +59,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_tau2.mcp.bridge import main as bridge_main
 
         return bridge_main(args[1:], prog="pytest-tau2 mcp-bridge")
+    if command == "export":
+        from pytest_tau2.tau2_format.export_cli import main as export_main
+
+        return export_main(args[1:], prog="pytest-tau2 export")
     if command in ("-h", "--help"):
         print(USAGE)
         return 0

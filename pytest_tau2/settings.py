@@ -56,13 +56,15 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "agent",
         "Built-in agent: oracle (offline default), litellm (default when --tau2-agent-model is set), "
-        "replay:PATH (re-run recorded tool calls from a JSON Lines file), "
+        "replay:PATH (re-run recorded tool calls from a JSON Lines file, or upstream runs from a tau2 Results "
+        "file or folder), "
         'mcp:"COMMAND" (an agent process that speaks MCP, started per scenario: docs/mcp.md).',
         None,
     ),
     Option(
         "user",
-        "Built-in user simulator: scripted (offline default) or litellm (default when --tau2-user-model is set).",
+        "Built-in user simulator: scripted (offline default), litellm (default when --tau2-user-model is set) or "
+        "replay (the saved user turns of --tau2-agent replay:RESULTS).",
         None,
     ),
     Option(

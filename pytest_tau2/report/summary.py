@@ -161,6 +161,10 @@ def render(
     comparable = leaderboard.summary_lines(records, names)  # tau2 reward and pass^k (docs/leaderboard.md)
     if comparable:
         lines += ["", *comparable]
+    if any(m.user == "replay" for m in records):  # a replay of upstream runs (docs/replay.md)
+        from pytest_tau2.report import upstream_diff
+
+        lines += ["", *upstream_diff.summary_lines(records)]
     intervals = uncertainty.summary_lines(records, names, level)  # docs/statistics.md
     if intervals:
         lines += ["", *intervals]

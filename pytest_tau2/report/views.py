@@ -80,9 +80,16 @@ def _html(run: RunFiles) -> None:
     write_report([run.results_dir], run.results_dir / "report.html")
 
 
+def _upstream_differences(run: RunFiles) -> None:
+    from pytest_tau2.report import upstream_diff  # writes only for a replay of upstream runs
+
+    upstream_diff.write(run.results_dir, run.records)
+
+
 for _view in (
     RunView("all_metrics.json", _all_metrics, required=True),
     RunView("all_summary.txt", _summary, required=True),
     RunView("report.html", _html),
+    RunView("upstream_differences.json", _upstream_differences),
 ):
     register_report_view(_view)

@@ -5,7 +5,7 @@ that take an argument, like ``replay:PATH``) mapped to a :class:`ParticipantKind
 factory, its validation, and how metrics and the run header name it. Built-in agents:
 ``oracle`` (offline default), ``litellm``, ``replay:PATH``, ``websocket``, ``mcp:COMMAND``
 (docs/mcp.md), ``null`` (the do-nothing baseline); built-in users:
-``scripted`` (offline default), ``litellm``.
+``scripted`` (offline default), ``litellm``, ``replay`` (an upstream run's saved user turns).
 
 Another package adds a kind with :func:`register_participant_kind` (from its pytest plugin or
 conftest), or by declaring an entry point in the ``pytest_tau2.participants`` group whose
@@ -28,6 +28,7 @@ from pytest_tau2.errors import ScenarioNotApplicable, SettingsError
 from pytest_tau2.extension.registry import Registry, add_group
 from pytest_tau2.llm.secrets import mask_url
 from pytest_tau2.llm.usage import UsageMeter
+from pytest_tau2.run import upstream_replay
 from pytest_tau2.run.judges import judge_configs, judge_labels, judge_models
 from pytest_tau2.run.trials import trial_id, trial_seed
 from pytest_tau2.scenario.base import Scenario
@@ -333,8 +334,8 @@ class Context:
 def _replayed_actions(settings: Settings, scenario: Scenario) -> list[dict[str, Any]] | None:
     """The recorded actions of ``scenario`` with ``--tau2-agent replay:PATH`` (None: not replaying / absent)."""
     kind, argument = agent_kind(settings)
-    if kind.name != "replay" or argument is None:
-        return None
+    if kind.name != "replay" or argument is None or upstream_replay.replays_results(argument):
+        return None  # an upstream run replays its saved turns (run/upstream_replay.py), not a plan
     from pytest_tau2.conversation.replay import load_replay_file
 
     return load_replay_file(argument).get(scenario.name)
@@ -394,6 +395,8 @@ def _null(ctx: Context, argument: str | None) -> Participant:
 
 
 def _replay(ctx: Context, argument: str | None) -> Participant:
+    if upstream_replay.replays_results(argument):
+        return upstream_replay.agent(ctx.scenario, ctx.settings, ctx.trial)
     if _replayed_actions(ctx.settings, ctx.scenario) is None:
         raise ScenarioNotApplicable(f"{ctx.scenario.name} is not in the replay file {argument}")
     return OracleAgent(ctx.plan, min_turns=max(ctx.settings.min_agent_turns, 1))
@@ -402,6 +405,9 @@ def _replay(ctx: Context, argument: str | None) -> Participant:
 def _validate_replay(settings: Settings, argument: str | None) -> None:
     from pytest_tau2.conversation.replay import ReplayFileError, load_replay_file
 
+    if upstream_replay.replays_results(argument):
+        upstream_replay.validate(settings, argument or "")
+        return
     try:
         load_replay_file(argument or "")
     except ReplayFileError as exc:
@@ -488,5 +494,8 @@ for _kind in (
     ParticipantKind("scripted", "user", _scripted, "follows the gold plan (offline default)"),
     ParticipantKind("litellm", "user", _litellm_user, "any model litellm accepts", model_side="user",
                     describe=lambda s, _: f"litellm:{s.user_model}"),
+    ParticipantKind("replay", "user", lambda ctx, _: upstream_replay.user(ctx.scenario, ctx.settings, ctx.trial),
+                    "the saved user turns of --tau2-agent replay:RESULTS (upstream runs)",
+                    validate=upstream_replay.validate_user),
 ):  # fmt: skip
     register_participant_kind(_kind)

@@ -234,7 +234,7 @@ def test_collecting_with_a_model_configured_does_not_import_litellm(project: Pro
         ),
         (
             ["--tau2-user", "nobody"],
-            "ERROR: --tau2-user 'nobody' is not a built-in user; choose one of scripted, litellm",
+            "ERROR: --tau2-user 'nobody' is not a built-in user; choose one of scripted, litellm, replay",
         ),
         (
             ["--tau2-min-agent-turns", "abc"],

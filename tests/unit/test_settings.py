@@ -176,7 +176,7 @@ def test_settings_are_frozen() -> None:
         ),
         ({"agent": "litellm"}, "--tau2-agent litellm needs --tau2-agent-model MODEL"),
         ({"agent": "websocket"}, "--tau2-agent websocket needs --tau2-agent-url ws://HOST:PORT"),
-        ({"user": "bob"}, "--tau2-user 'bob' is not a built-in user; choose one of scripted, litellm"),
+        ({"user": "bob"}, "--tau2-user 'bob' is not a built-in user; choose one of scripted, litellm, replay"),
         ({"user": "litellm"}, "--tau2-user litellm needs --tau2-user-model MODEL"),
         ({"agent_model": "m", "agent_args": "[1]"}, "--tau2-agent-args: expected a JSON object"),
         ({"agent_model": "m", "agent_args": "{oops"}, "--tau2-agent-args: expected a JSON object"),
