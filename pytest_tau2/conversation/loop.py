@@ -137,6 +137,15 @@ class _Stop(Exception):
         self.limit = limit
 
 
+class SavedLimitReached(_Stop):
+    """Raised by a side that says a saved conversation again (``pytest-tau2 rescore``) once it has
+    said every saved turn of a run that ended on ``max_tokens`` or ``max_cost``: a replay spends no
+    tokens, so the limit is not reached by itself; the conversation ends as the saved one did."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, limit=f"{reason} reached in the saved run (re-scored from its transcript)")
+
+
 @dataclass(repr=False)  # a repr would walk the whole DB (asyncio reprs tasks' coroutines)
 class Conversation:
     """One run of the loop. Build it, then ``await run()``."""

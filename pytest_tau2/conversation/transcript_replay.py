@@ -24,6 +24,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from pytest_tau2.conversation.loop import SavedLimitReached
 from pytest_tau2.conversation.protocol import Reply, ToolCall
 from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.errors import InfrastructureError
@@ -53,8 +54,10 @@ class ReplayedSide:
         self.asked += 1
         if self.turns:
             return self.turns.popleft()
-        if self.stop_reason == "timeout":
+        if self.stop_reason in ("timeout", "max_duration"):  # "timeout": its name in older results
             raise TimeoutError  # the loop ends it as the saved run ended: max_duration passed
+        if self.stop_reason in ("max_tokens", "max_cost"):
+            raise SavedLimitReached(self.stop_reason)
         if self.stop_reason == "error":
             raise TranscriptEnded(self.error or "the saved conversation ended in an infrastructure error")
         raise TranscriptEnded(

@@ -150,7 +150,7 @@ class McpAgentSide:
         expected_hashes: dict[str, str | None] | None,
         need_dbs: bool,
     ) -> FinalState:
-        if conversation.error is None and conversation.stop_reason == "timeout" and self.channel.waiting:
+        if conversation.error is None and conversation.stop_reason == "max_duration" and self.channel.waiting:
             # The deadline passed while the loop waited on the agent: its hang, the scenario's error.
             raise InfrastructureError(
                 self.channel.describe("the agent made no call before the scenario's max_duration")

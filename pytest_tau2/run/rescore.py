@@ -51,7 +51,8 @@ from pytest_tau2.scoring.signals import JudgeOutcome
 from pytest_tau2.settings import Settings, resolve
 
 CARRIED = (
-    "min_agent_turns", "max_turns", "max_duration", "max_tool_errors", "max_user_steps", "trials", "seed",
+    "min_agent_turns", "max_turns", "max_duration", "max_tool_errors", "max_user_steps", "max_messages",
+    "max_tokens", "max_cost", "price", "trials", "seed",
     "verdict", "telecom_tasks", "retrieval", "allow_unpinned_data", "eval_data_root", "judge_prompt",
     "embedding_model", "reranker_model",
 )  # fmt: skip

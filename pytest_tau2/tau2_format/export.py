@@ -33,7 +33,12 @@ TERMINATION = {
     "transfer": "agent_stop",  # the agent's transfer ends the call here; upstream waits for ###TRANSFER###
     "user_stop": "user_stop",
     "max_turns": "max_steps",
-    "timeout": "timeout",
+    "max_duration": "timeout",
+    "timeout": "timeout",  # max_duration's name in results of earlier versions
+    # Our per-scenario budgets (docs/campaigns.md) have no upstream name: the nearest is its step limit.
+    "max_messages": "max_steps",
+    "max_tokens": "max_steps",
+    "max_cost": "max_steps",
     "too_many_tool_errors": "too_many_errors",
     "user_max_steps": "infrastructure_error",  # the simulator's doing: no reward here either
     "error": "infrastructure_error",

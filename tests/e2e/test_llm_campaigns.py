@@ -89,6 +89,15 @@ def test_a_limit_stops_the_conversation_which_is_scored(
     assert run.properties(JUDGED)["stop_reason"] == reason
     assert f'"sr":"{reason}"' in (run.results_dir / "report.html").read_text("utf-8")  # the HTML report's row
     assert f"stopped by a per-scenario limit (scored as the agent's outcome): {reason} 1" in run.summary()
+    # Re-scored from its transcript (no model: the saved verdicts stand), it ends where it ended.
+    rescored = tmp_path / "rescored"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_tau2.cli", "rescore", str(run.results_dir), "--into", str(rescored)],
+        cwd=REPO_ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    again = json.loads((rescored / JUDGED / "metrics.json").read_text("utf-8"))
+    assert (again["stop_reason"], again["is_successful"], again["infrastructure_error"]) == (reason, False, None)
 
 
 BUDGETED = [f"tau2_retail__{i}" for i in (0, 1, 5, 6, 7, 8)]
