@@ -29,7 +29,9 @@ from pytest_tau2.extension.registry import Registry, add_group
 from pytest_tau2.llm.secrets import mask_url
 from pytest_tau2.llm.usage import UsageMeter
 from pytest_tau2.run import upstream_replay
-from pytest_tau2.run.judges import judge_configs, judge_labels, judge_models
+from pytest_tau2.run.judges import judge_labels, judge_models
+from pytest_tau2.run.models import all_model_configs as all_model_configs  # re-exported: run_folder, budget, estimate
+from pytest_tau2.run.models import model_config as model_config
 from pytest_tau2.run.trials import trial_id, trial_seed
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.settings import Settings
@@ -145,38 +147,6 @@ def validate_settings(settings: Settings) -> None:
         raise SettingsError(f"--tau2-trials must be at least 1, got {settings.trials}")
 
 
-def model_config(settings: Settings, side: str) -> ModelConfig | None:
-    """The side's model (the judge: the first of several, run/judges.py); priced at the user's
-    ``--tau2-price`` for it, when one is given."""
-    if side == "judge":
-        configs = all_model_configs(settings, "judge")
-        return configs[0] if configs else None
-    from pytest_tau2.llm.client import ModelConfig
-
-    config = ModelConfig.from_option(
-        getattr(settings, f"{side}_model"), getattr(settings, f"{side}_args"), option_name=f"--tau2-{side}-args"
-    )
-    return None if config is None else _priced(settings, config)
-
-
-def _priced(settings: Settings, config: ModelConfig) -> ModelConfig:
-    """``config`` at the price ``--tau2-price`` gives its model, if any."""
-    if not settings.price:
-        return config
-    from pytest_tau2.llm.prices import parse_prices
-
-    given = parse_prices(settings.price).get(config.model)
-    return config if given is None else dataclasses.replace(config, price=(given.input, given.output))
-
-
-def all_model_configs(settings: Settings, side: str) -> list[ModelConfig]:
-    """Every model of a side: one at most, except the judges of a jury."""
-    if side == "judge":
-        return [_priced(settings, config) for config in judge_configs(settings)]
-    config = model_config(settings, side)
-    return [config] if config is not None else []
-
-
 def uses_llm(settings: Settings) -> bool:
     """True when any side of this run calls a model through litellm."""
     return bool(agent_kind(settings)[0].model_side or user_kind(settings)[0].model_side or judge_models(settings))
@@ -281,7 +251,7 @@ class Context:
         for side in ("agent", "user", "judge"):
             config = self.model_config(side)
             out[side] = config.safe_dict() if config is not None else None
-        judges = judge_configs(self.settings)
+        judges = all_model_configs(self.settings, "judge")
         if len(judges) > 1:  # a jury; one judge's file stays as it was
             out["judges"] = [config.safe_dict() for config in judges]
         return out
@@ -365,7 +335,7 @@ def make_user(ctx: Context) -> Participant:
 
 def make_judge(ctx: Context) -> Judge | None:
     """The judge of a trial: one LLM judge, or a jury of several (``--tau2-judge-model A,B,C``)."""
-    configs = judge_configs(ctx.settings)
+    configs = all_model_configs(ctx.settings, "judge")  # priced at --tau2-price
     if not configs:
         return None
     from pytest_tau2.scoring.judge import LLMJudge

@@ -230,7 +230,7 @@ def test_collecting_with_a_model_configured_does_not_import_litellm(project: Pro
         (
             ["--tau2-agent", "nope"],
             "ERROR: --tau2-agent 'nope' is not a built-in agent; choose one of oracle, litellm, replay:PATH, "
-            "websocket, null",
+            "websocket, mcp:COMMAND, null",
         ),
         (
             ["--tau2-user", "nobody"],

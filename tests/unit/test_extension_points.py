@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_tau2.extension.registry import Registry
+from pytest_tau2.llm import client as _client  # noqa: F401  (importing it registers the built-in transports)
 from pytest_tau2.llm import transport
 from pytest_tau2.report import views
 from pytest_tau2.run import participants
@@ -39,7 +40,7 @@ def test_every_extension_point_is_a_registry() -> None:
     for table in (*tables, transport._TRANSPORTS, views.VIEWS):
         assert isinstance(table, Registry)
     assert [t.name for t in transport.transports()] == ["cassette", "wire", "litellm"]
-    assert list(views.VIEWS) == ["all_metrics.json", "all_summary.txt", "report.html"]
+    assert list(views.VIEWS) == ["all_metrics.json", "all_summary.txt", "report.html", "upstream_differences.json"]
 
 
 def test_a_registered_report_view_is_written_with_the_others_and_may_fail_alone(tmp_path: Path) -> None:
