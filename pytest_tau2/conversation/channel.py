@@ -111,6 +111,10 @@ class AgentChannel:
         if self._saying is not None:
             raise InfrastructureError("send_message_to_user called while an earlier message still waits for the user")
         self.last_request = "send_message_to_user" + ("" if text else " (listening)")
+        if not text and self._heard == 0:
+            # A listen before the loop has handed over the user's opening (an agent that connects
+            # before the user's model answered): wait for it, never say an empty first message.
+            return await self.listen()
         unheard = self._unheard()
         if unheard is not None:
             # The user spoke since the agent last heard them: a reply written without reading them

@@ -59,6 +59,26 @@ def test_listening_first_then_a_message_whose_answer_is_the_users_next_words() -
     asyncio.run(main())
 
 
+def test_listening_before_the_user_has_spoken_waits_for_their_opening_and_says_nothing() -> None:
+    """An agent that connects before the user's model answered (a loaded machine): its empty first
+    message is a listen, never an empty reply said to the customer."""
+
+    async def main() -> None:
+        channel = AgentChannel(reply_timeout=2)
+        listening = asyncio.ensure_future(channel.send_message(""))
+        await asyncio.sleep(0)
+        assert not listening.done() and channel.saying is False
+        channel.deliver(_user("Which drinks do you have?"))
+        assert await listening == UserTurn("Which drinks do you have?")
+        answer = asyncio.ensure_future(channel.send_message("Cola and water."))
+        await asyncio.sleep(0)
+        assert (await channel.next_reply()).text == "Cola and water."
+        channel.deliver(_user("Which drinks do you have?", "Thanks. ###STOP###"))
+        assert await answer == UserTurn("Thanks. ###STOP###", over=True)
+
+    asyncio.run(main())
+
+
 def test_a_message_written_before_hearing_the_user_is_not_said() -> None:
     async def main() -> None:
         channel = AgentChannel(reply_timeout=2)
