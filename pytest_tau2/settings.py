@@ -136,6 +136,33 @@ OPTIONS: tuple[Option, ...] = (
         1,
         "int",
     ),
+    Option(
+        "max_connections",
+        "Model calls in flight at once per model endpoint (provider + api_base; agent, user and judge "
+        "share it), lowered while the provider answers 429 and raised again; under xdist split across "
+        "workers (docs/campaigns.md).",
+        None,
+        "int",
+    ),
+    Option(
+        "rpm", "Requests per minute per model endpoint (a token bucket; split across xdist workers).", None, "float"
+    ),
+    Option("tpm", "Tokens per minute per model endpoint (a token bucket; split across xdist workers).", None, "float"),
+    Option(
+        "rate_limit_timeout",
+        "Seconds a model call waits out HTTP 429 (and 503 with Retry-After) before it gives up; when no "
+        "call to the endpoint got through in that time, the run stops.",
+        120.0,
+        "float",
+    ),
+    Option(
+        "progress_interval",
+        "Seconds between plain progress lines (done / in flight / total, pass rate, cost, calls/s, ETA) when "
+        "stdout is not a terminal; 0: none. Default: 30 where CI is set, else none (a terminal shows one "
+        "line updated in place; nothing under -q).",
+        None,
+        "float",
+    ),
     Option("telecom_tasks", "Telecom task set: base (114, default) or full (2,285).", "base"),
     Option(
         "retrieval",
@@ -260,6 +287,11 @@ class Settings:
     llm_timeout: float = 120.0
     llm_transport: str = "auto"
     concurrency: int = 1
+    max_connections: int | None = None
+    rpm: float | None = None
+    tpm: float | None = None
+    rate_limit_timeout: float = 120.0
+    progress_interval: float | None = None
     telecom_tasks: str = "base"
     retrieval: str = "bm25"
     embedding_model: str | None = None
@@ -380,6 +412,11 @@ MINIMUMS: dict[str, float] = {
     "llm_timeout": 0.001,
     "agent_timeout": 0.001,
     "concurrency": 1,
+    "max_connections": 1,
+    "rpm": 0.001,
+    "tpm": 1,
+    "rate_limit_timeout": 0.001,
+    "progress_interval": 0,
     "trials": 1,
 }
 

@@ -45,6 +45,7 @@ NOT_VERDICT_FIELDS = frozenset(
         "scenarios", "results_dir", "resume", "save_db", "llm_retries", "llm_timeout", "agent_timeout",
         "llm_transport", "concurrency", "record_mode", "cassette_dir", "extra", "data_dir", "agent_url", "shard",
         "ci_level", "baseline", "fail_on_regression", "alpha", "fail_under", "fail_under_bound",
+        "max_connections", "rpm", "tpm", "rate_limit_timeout", "progress_interval",
     }
 )  # fmt: skip
 """Settings that change how a run is made or where it writes, never a verdict."""
