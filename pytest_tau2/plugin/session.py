@@ -46,7 +46,10 @@ def configure(config: pytest.Config) -> None:
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and "tau2_settings" in workerinput:
         relative = workerinput.get("tau2_root_relative") or {}
-        config.stash[SETTINGS_KEY] = worker_settings.receive(workerinput["tau2_settings"], relative, config.rootpath)
+        workers = int(workerinput.get("workercount") or 1)  # each worker its share of the provider limits
+        config.stash[SETTINGS_KEY] = worker_settings.receive(
+            workerinput["tau2_settings"], relative, config.rootpath, workers
+        )
     elif SETTINGS_KEY not in config.stash:  # an xdist controller resolved them for its workers already
         config.stash[SETTINGS_KEY] = invocation.settings_of(config)
     settings = config.stash[SETTINGS_KEY]

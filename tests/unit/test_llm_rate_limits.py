@@ -213,3 +213,15 @@ def test_an_endpoint_is_its_provider_and_address() -> None:
     reset_failure_streaks()
     shared = endpoint(ModelConfig("openai/a", {"api_base": base}), RetryPolicy())
     assert endpoint(ModelConfig("openai/b", {"api_base": base.rstrip("/")}), RetryPolicy()) is shared
+
+
+def test_xdist_workers_each_take_their_share_of_the_limits(tmp_path: Any) -> None:
+    from pytest_tau2.plugin.worker_settings import receive
+    from pytest_tau2.settings import Settings
+
+    values = Settings(max_connections=10, rpm=600.0, tpm=90000.0).to_dict()
+    worker = receive(values, {}, tmp_path, workers=3)
+    assert (worker.max_connections, worker.rpm, worker.tpm) == (4, 200.0, 30000.0)
+    assert receive(values, {}, tmp_path, workers=1).max_connections == 10
+    assert receive(Settings(max_connections=2).to_dict(), {}, tmp_path, workers=4).max_connections == 1
+    assert receive(Settings().to_dict(), {}, tmp_path, workers=4).rpm is None
