@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tau2.plugin import invocation, worker_settings
+from pytest_tau2.plugin import invocation, progress, worker_settings
 from pytest_tau2.plugin.gate import RunGate
 from pytest_tau2.plugin.item import SAVER_KEY
 from pytest_tau2.plugin.keys import (
@@ -67,6 +67,7 @@ def configure(config: pytest.Config) -> None:
     config.pluginmanager.register(report, REPORT_NAME)
     if not is_worker(config):
         config.pluginmanager.register(RunGate(report, settings), "tau2-run-gate")
+        progress.install(config, report, settings)  # the live progress line (or CI's plain lines)
     config.pluginmanager.register(ShownText(settings), "tau2-shown-text")  # masked, control characters escaped
     _link_results(config, report)
     config.pluginmanager.import_plugin("pytest_tau2.plugin.item")  # the fixtures and the test function
