@@ -53,7 +53,9 @@ TRANSPORTS = ("auto", "litellm")
 MEDIAN_KEYS = ("wall_s", "model_phase_s", "ideal_s", "wall_over_ideal", "model_phase_over_ideal", "refused")
 
 
-def run_once(transport: str, rate: float, latency: float, concurrency: int, ids: list[str]) -> dict[str, Any]:
+def run_once(
+    transport: str, rate: float, latency: float, concurrency: int, ids: list[str], retry_after_ms: bool = True
+) -> dict[str, Any]:
     models = ScriptedModels(Tasks.load("retail"))
     stamps: list[float] = []
     lock = threading.Lock()
@@ -67,7 +69,7 @@ def run_once(transport: str, rate: float, latency: float, concurrency: int, ids:
                 return handler(request)  # type: ignore[no-any-return]
 
             server.add_handler(side, timed)
-        server.rate_limit(rate)
+        server.rate_limit(rate, retry_after_ms=retry_after_ms)
         nodes = [f"scenarios/test_scenarios.py::test_scenario[tau2_retail__{i}]" for i in ids]
         args = [
             sys.executable,
@@ -136,9 +138,9 @@ def write(results: dict[str, Any], path_md: Path) -> None:
         f"`{meta['command']}` on {meta['cpus']} CPUs, Python {meta['python']}, {meta['date']}; "
         f"{meta['scenarios']} retail scenarios (agent + user simulator), `--tau2-concurrency {meta['concurrency']}`, "
         f"{int(meta['latency_s'] * 1000)} ms per admitted call, the server admitting {meta['rate']:g} requests/s "
-        "(token bucket of a tenth of a second's worth) and answering the rest with 429 + Retry-After + "
-        f"retry-after-ms. Load average at the end: {meta['loadavg']} (a shared machine). Medians over "
-        f"{meta['repeats']} repeats, transports interleaved; every run is in rate_limits.json.",
+        "(token bucket of a tenth of a second's worth) and answering the rest with 429 "
+        f"({meta.get('retry_after', 'Retry-After + retry-after-ms')}). Load average at the end: {meta['loadavg']} (a shared machine). Medians over "
+        f"{meta['repeats']} repeats, transports interleaved; every run is in {path_md.stem}.json.",
         "",
         "| transport | passed | infrastructure errors (all runs) | calls | 429s | ideal = calls / R (s) | wall (s) "
         "| wall / ideal | model phase (s) | model phase / ideal |",
@@ -166,6 +168,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--transports", default=",".join(TRANSPORTS))
     parser.add_argument("--limit", type=int, default=None, help="first N retail tasks only")
+    parser.add_argument(
+        "--whole-seconds",
+        action="store_true",
+        help="the server's 429s carry only Retry-After in whole seconds (no retry-after-ms)",
+    )
+    parser.add_argument("--out", default="rate_limits", help="results file name under bench/results (.md, .json)")
     parser.add_argument("--no-write", action="store_true")
     opts = parser.parse_args()
     ids = sorted(Tasks.load("retail").by_id, key=int)[: opts.limit]
@@ -173,7 +181,7 @@ def main() -> None:
     runs: dict[str, list[dict[str, Any]]] = {}
     for repeat in range(opts.repeats):
         for transport in transports:
-            row = run_once(transport, opts.rate, opts.latency, opts.concurrency, ids)
+            row = run_once(transport, opts.rate, opts.latency, opts.concurrency, ids, not opts.whole_seconds)
             runs.setdefault(transport, []).append(row)
             print(f"[{repeat + 1}] {json.dumps(row)}", flush=True)
     results: dict[str, Any] = {
@@ -187,6 +195,9 @@ def main() -> None:
             "concurrency": opts.concurrency,
             "scenarios": len(ids),
             "repeats": opts.repeats,
+            "retry_after": "Retry-After in whole seconds only"
+            if opts.whole_seconds
+            else "Retry-After in whole seconds + retry-after-ms",
             "loadavg": ", ".join(f"{x:.2f}" for x in os.getloadavg()),
         },
         "medians": [median_of(rows) for rows in runs.values()],
@@ -195,7 +206,7 @@ def main() -> None:
     for row in results["medians"]:
         print(json.dumps({k: row[k] for k in ("transport", "errors_all", *MEDIAN_KEYS)}))
     if not opts.no_write:
-        write(results, ROOT / "bench" / "results" / "rate_limits.md")
+        write(results, ROOT / "bench" / "results" / f"{opts.out}.md")
 
 
 if __name__ == "__main__":

@@ -161,7 +161,7 @@ async def acomplete(
                 # The provider's limit, not a fault: waited out without spending a retry, until
                 # the provider has refused for longer than --tau2-rate-limit-timeout.
                 retry_after = retry_after_seconds(exc)
-                refusing = limits.refused(started, retry_after)
+                refusing = limits.refused(started)
                 refused_first = time.monotonic() if refused_first is None else refused_first
                 if time.monotonic() - refused_first > call.policy.rate_limit_timeout_s:
                     raise _refused_too_long(config, limits, refusing, call.policy, exc) from None
@@ -198,8 +198,8 @@ def _estimated_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]
 
 
 def _refusal_delay(policy: RetryPolicy, retry_after: float | None) -> float:
-    """How long a refused call waits before it is sent again: what the provider asked (the
-    endpoint pauses for it too), else the policy's first backoff; with jitter either way."""
+    """How long a refused call waits before it is sent again: what the provider asked, else the
+    policy's first backoff; with jitter either way (refused together, calls come back apart)."""
     if retry_after is not None:
         return retry_after * random.uniform(1.0, 1.1)
     return policy.backoff_s * random.uniform(0.5, 1.5)

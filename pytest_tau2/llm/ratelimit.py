@@ -12,8 +12,11 @@ conversations of ``--tau2-concurrency`` in this process, shares one :class:`Endp
 - a **pace**: at a burst of refusals, the rate the provider admitted over the last second becomes
   the spacing of the next sends (requests arriving together are what a provider's bucket
   refuses), and it rises again with every call that gets through, until the next refusal;
-- a **pause** when a refusal says how long to wait (``Retry-After``, ``retry-after-ms``): no call
-  to the endpoint is sent before it ends (the limit is the account's, not the call's);
+- each refused call waits what the refusal asked (``retry-after-ms``, else ``Retry-After`` in
+  seconds or as a date) with up to 10% jitter, else a short back-off with jitter. The endpoint
+  as a whole is not paused: many providers round ``Retry-After`` up to whole seconds, and an
+  endpoint idle for a whole second at each refusal ran the rate-limited sweep at 2.5x its ideal
+  instead of 1.1x (bench/results/rate_limits.md);
 - **buckets** of requests per minute and tokens per minute (``--tau2-rpm``, ``--tau2-tpm``).
 
 Calls waiting for a slot go oldest conversation first (:func:`_began`). The numbers are in
@@ -32,7 +35,6 @@ import asyncio
 import heapq
 import itertools
 import math
-import random
 import threading
 import time
 import weakref
@@ -119,7 +121,6 @@ class Endpoint:
         """A heap: the calls of the conversation that began first go first (below)."""
         self._tickets = itertools.count()
         self._last_decrease = -math.inf
-        self.paused_until = 0.0
         self.refused_since: float | None = None
         """When the provider began refusing every call (None: the last call got through)."""
         self.stopped: str | None = None
@@ -137,20 +138,12 @@ class Endpoint:
     # -- a slot --------------------------------------------------------------------------------
 
     async def acquire(self, tokens: float) -> float:
-        """Wait for a slot, the end of a pause and the buckets; the monotonic time the call starts."""
+        """Wait for a slot, the pace and the buckets; the monotonic time the call starts."""
         self._check()
         await self._slot()
         try:
-            while True:
-                with self._lock:
-                    now = time.monotonic()
-                    pause = self.paused_until - now
-                    if pause <= 0:
-                        wait = self._reserve(tokens, now)
-                        break
-                # everyone waiting out a pause would otherwise come back in the same millisecond
-                await asyncio.sleep(pause * random.uniform(1.0, 1.1))
-                self._check()
+            with self._lock:
+                wait = self._reserve(tokens, time.monotonic())
             if wait > 0:
                 await asyncio.sleep(wait)
             self._check()
@@ -239,9 +232,9 @@ class Endpoint:
                 self.limit = min(self.ceiling, self.limit + INCREASE)
                 self._grant()
 
-    def refused(self, started: float, retry_after: float | None) -> float:
-        """The provider refused a call sent at ``started``: lower the cap (once per burst), pause
-        for ``retry_after``; the seconds since the provider began refusing every call."""
+    def refused(self, started: float) -> float:
+        """The provider refused a call sent at ``started``: lower the cap and set the pace (once per
+        burst); the seconds since the provider began refusing every call."""
         with self._lock:
             now = time.monotonic()
             self.refusals += 1
@@ -258,8 +251,6 @@ class Endpoint:
                     span = max(now - self._admitted[0], 1e-3)
                     rate = max(len(self._admitted) / max(span, ADMIT_WINDOW_S / 4), 0.1)
                     self.pace = _Bucket(rate, 1.0, 0.0, now)
-            if retry_after is not None and retry_after > 0:
-                self.paused_until = max(self.paused_until, now + retry_after)
             return now - self.refused_since
 
     def stop(self, message: str) -> None:

@@ -187,11 +187,11 @@ def test_the_cap_falls_once_per_burst_of_refusals_and_climbs_back() -> None:
     reset_failure_streaks()
     limits = Endpoint("openai http://x", RetryPolicy(max_connections=10))
     sent = time.monotonic()
-    limits.refused(sent, None)
-    limits.refused(sent, None)  # the same burst: sent before the first decrease
+    limits.refused(sent)
+    limits.refused(sent)  # the same burst: sent before the first decrease
     assert limits.limit == pytest.approx(10 * DECREASE)
     assert limits.decreases == 1
-    limits.refused(time.monotonic(), None)  # sent after it: the cap falls again
+    limits.refused(time.monotonic())  # sent after it: the cap falls again
     assert limits.limit == pytest.approx(10 * DECREASE * DECREASE)
     low = limits.limit
     limits.in_flight = 10  # the cap binds: successes raise it
