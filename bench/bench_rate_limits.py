@@ -139,7 +139,8 @@ def write(results: dict[str, Any], path_md: Path) -> None:
         f"{meta['scenarios']} retail scenarios (agent + user simulator), `--tau2-concurrency {meta['concurrency']}`, "
         f"{int(meta['latency_s'] * 1000)} ms per admitted call, the server admitting {meta['rate']:g} requests/s "
         "(token bucket of a tenth of a second's worth) and answering the rest with 429 "
-        f"({meta.get('retry_after', 'Retry-After + retry-after-ms')}). Load average at the end: {meta['loadavg']} (a shared machine). Medians over "
+        f"({meta.get('retry_after', 'Retry-After + retry-after-ms')}). Load average at the end: "
+        f"{meta['loadavg']} (a shared machine). Medians over "
         f"{meta['repeats']} repeats, transports interleaved; every run is in {path_md.stem}.json.",
         "",
         "| transport | passed | infrastructure errors (all runs) | calls | 429s | ideal = calls / R (s) | wall (s) "
