@@ -161,7 +161,7 @@ async def acomplete(
                 # The provider's limit, not a fault: waited out without spending a retry, until
                 # the provider has refused for longer than --tau2-rate-limit-timeout.
                 retry_after = retry_after_seconds(exc)
-                refusing = limits.refused(started)
+                refusing = limits.refused(started, retry_after)
                 refused_first = time.monotonic() if refused_first is None else refused_first
                 if time.monotonic() - refused_first > call.policy.rate_limit_timeout_s:
                     raise _refused_too_long(config, limits, refusing, call.policy, exc) from None

@@ -232,9 +232,13 @@ class Endpoint:
                 self.limit = min(self.ceiling, self.limit + INCREASE)
                 self._grant()
 
-    def refused(self, started: float) -> float:
+    def refused(self, started: float, retry_after: float | None = None) -> float:
         """The provider refused a call sent at ``started``: lower the cap and set the pace (once per
-        burst); the seconds since the provider began refusing every call."""
+        burst); the seconds since the provider began refusing every call.
+
+        Before any call got through there is no admitted rate to pace at; a ``retry_after`` under
+        a second then sets it: a provider's bucket, empty, says when its next request is free,
+        one request's time at its rate (OpenAI's ``retry-after-ms``)."""
         with self._lock:
             now = time.monotonic()
             self.refusals += 1
@@ -251,6 +255,8 @@ class Endpoint:
                     span = max(now - self._admitted[0], 1e-3)
                     rate = max(len(self._admitted) / max(span, ADMIT_WINDOW_S / 4), 0.1)
                     self.pace = _Bucket(rate, 1.0, 0.0, now)
+                elif self.pace is None and retry_after is not None and 0 < retry_after < 1:
+                    self.pace = _Bucket(1.0 / retry_after, 1.0, 0.0, now)
             return now - self.refused_since
 
     def stop(self, message: str) -> None:
