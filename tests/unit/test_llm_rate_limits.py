@@ -121,6 +121,29 @@ def test_requests_per_minute_spread_the_calls(fake_llm: FakeOpenAIServer) -> Non
 
 
 @pytest.mark.usefixtures("llm_transport")
+def test_tokens_per_minute_charge_what_the_replies_report(fake_llm: FakeOpenAIServer) -> None:
+    # The fake server reports ~10 tokens a call (9 prompt, 1 completion); the prompt is estimated
+    # at 1.25 before sending. At 600 a minute (10 a second, 10 at hand), the second call waits for
+    # the first's real count (~0.1 s) and the third for the second's (~0.9 s).
+    fake_llm.add_handler("agent", text("ok"))
+
+    async def three() -> None:
+        try:
+            for _ in range(3):
+                await acomplete(config(fake_llm), HELLO, retry=policy(tpm=600))
+        finally:
+            await aclose()
+
+    run_calls([config(fake_llm)], policy())  # litellm imported: not timed (the limits forgotten after it)
+    reset_failure_streaks()
+    started = time.monotonic()
+    asyncio.run(three())
+    wall = time.monotonic() - started
+    assert 0.8 < wall < 6.0, wall
+    assert len(fake_llm.requests) == 4
+
+
+@pytest.mark.usefixtures("llm_transport")
 def test_a_provider_that_keeps_refusing_stops_the_run_with_one_message(fake_llm: FakeOpenAIServer) -> None:
     fake_llm.add_handler("agent", error(429, "You exceeded your current quota", headers=[("Retry-After", "0.1")]))
     fake_llm.add_handler("judge", error(429, "You exceeded your current quota", headers=[("Retry-After", "0.1")]))
