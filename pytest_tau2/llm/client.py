@@ -18,8 +18,9 @@ import random
 import sys
 import time
 import warnings
+from collections.abc import Awaitable, Callable
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pytest_tau2.errors import InfrastructureError, UnknownUsageWarning
 from pytest_tau2.llm import openai_wire
@@ -59,6 +60,8 @@ __all__ = [
     "redact",
     "reset_failure_streaks",
 ]
+
+T = TypeVar("T")
 
 # The built-in transports, in the order a call asks them (their priorities): replay, wire, litellm.
 for _builtin in (CassetteTransport(), WireTransport(), LitellmTransport()):
@@ -145,15 +148,44 @@ async def acomplete(
         if usage is not None:
             usage.record(side, completion)
         return completion
-    limits = endpoint(config, call.policy)
-    tokens = _estimated_tokens(messages, tools)
-    attempts = max(1, call.policy.max_retries + 1)
+    completion = await within_limits(
+        config,
+        call.policy,
+        _estimated_tokens(messages, tools),
+        send,
+        lambda done: done.prompt_tokens + done.completion_tokens,
+    )
+    if completion.unknown_usage:
+        _warn_unknown_usage(config, side, completion)
+    if usage is not None:
+        usage.record(side, completion)
+    for observe in call.on_success:
+        observe(completion)
+    return completion
+
+
+async def within_limits(
+    config: ModelConfig,
+    policy: RetryPolicy,
+    tokens: float,
+    send: Callable[[], Awaitable[T]],
+    used: Callable[[T], float],
+) -> T:
+    """``send()`` within the endpoint's limits (llm/ratelimit.py), retried as the policy says.
+
+    Transport failures (5xx, timeouts, connections) spend the policy's retries; a rate limit
+    (429, 503 with Retry-After) is waited out without spending one, for up to the policy's
+    ``rate_limit_timeout_s``. ``tokens``: the call's estimated prompt tokens; ``used``: the
+    tokens its reply reports (both for ``--tau2-tpm``). Chat completions and embeddings alike.
+    """
+    limits = endpoint(config, policy)
+    attempts = max(1, policy.max_retries + 1)
     attempt = 0
     refused_first: float | None = None  # this call's first refusal (429 or 503 with Retry-After)
     while True:
         started = await limits.acquire(tokens)
         try:
-            completion = await send()
+            result = await send()
         except Exception as exc:
             limits.release()
             litellm = imported_litellm() or sys.modules.get("litellm")
@@ -163,30 +195,24 @@ async def acomplete(
                 retry_after = retry_after_seconds(exc)
                 refusing = limits.refused(started, retry_after)
                 refused_first = time.monotonic() if refused_first is None else refused_first
-                if time.monotonic() - refused_first > call.policy.rate_limit_timeout_s:
-                    raise _refused_too_long(config, limits, refusing, call.policy, exc) from None
-                await asyncio.sleep(_refusal_delay(call.policy, retry_after))
+                if time.monotonic() - refused_first > policy.rate_limit_timeout_s:
+                    raise _refused_too_long(config, limits, refusing, policy, exc) from None
+                await asyncio.sleep(_refusal_delay(policy, retry_after))
                 continue
             attempt += 1
             if not _is_retryable(exc, litellm) or attempt >= attempts:
                 # Never chained: the provider SDK's frames hold the API key in their locals, which a
                 # printed chain shows under ``pytest -l``; the message names the original error.
                 raise _infrastructure_error(config, attempt, exc, litellm) from None
-            await asyncio.sleep(retry_delay(call.policy, attempt, exc))
+            await asyncio.sleep(retry_delay(policy, attempt, exc))
             continue
         except BaseException:
             limits.release()
             raise
         limits.release()
-        limits.succeeded(started, tokens, completion.prompt_tokens + completion.completion_tokens)
+        limits.succeeded(started, tokens, used(result))
         STREAKS.succeeded(config)
-        if completion.unknown_usage:
-            _warn_unknown_usage(config, side, completion)
-        if usage is not None:
-            usage.record(side, completion)
-        for observe in call.on_success:
-            observe(completion)
-        return completion
+        return result
 
 
 def _estimated_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> float:
