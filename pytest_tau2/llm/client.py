@@ -14,10 +14,13 @@ neither plugin start-up nor offline test runs can afford.
 from __future__ import annotations
 
 import asyncio
+import random
 import sys
+import time
 import warnings
+from collections.abc import Awaitable, Callable
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pytest_tau2.errors import InfrastructureError, UnknownUsageWarning
 from pytest_tau2.llm import openai_wire
@@ -29,10 +32,13 @@ from pytest_tau2.llm.faults import (
     MalformedReplyError,
     is_credentials_error,
     is_malformed,
+    is_rate_limited,
     is_refused,
     reset_failure_streaks,
+    retry_after_seconds,
     retry_delay,
 )
+from pytest_tau2.llm.ratelimit import Endpoint, endpoint
 from pytest_tau2.llm.secrets import redact
 from pytest_tau2.llm.transport import Call, Send, Transport, register_transport, transports
 from pytest_tau2.llm.transport_cassette import CassetteTransport
@@ -54,6 +60,8 @@ __all__ = [
     "redact",
     "reset_failure_streaks",
 ]
+
+T = TypeVar("T")
 
 # The built-in transports, in the order a call asks them (their priorities): replay, wire, litellm.
 for _builtin in (CassetteTransport(), WireTransport(), LitellmTransport()):
@@ -140,28 +148,110 @@ async def acomplete(
         if usage is not None:
             usage.record(side, completion)
         return completion
-    attempts = max(1, call.policy.max_retries + 1)
-    for attempt in range(1, attempts + 1):
+    completion = await within_limits(
+        config,
+        call.policy,
+        _estimated_tokens(messages, tools),
+        send,
+        lambda done: done.prompt_tokens + done.completion_tokens,
+    )
+    completion = _user_priced(config, completion)
+    if completion.unknown_usage:
+        _warn_unknown_usage(config, side, completion)
+    if usage is not None:
+        usage.record(side, completion)
+    for observe in call.on_success:
+        observe(completion)
+    return completion
+
+
+async def within_limits(
+    config: ModelConfig,
+    policy: RetryPolicy,
+    tokens: float,
+    send: Callable[[], Awaitable[T]],
+    used: Callable[[T], float],
+) -> T:
+    """``send()`` within the endpoint's limits (llm/ratelimit.py), retried as the policy says.
+
+    Transport failures (5xx, timeouts, connections) spend the policy's retries; a rate limit
+    (429, 503 with Retry-After) is waited out without spending one, for up to the policy's
+    ``rate_limit_timeout_s``. ``tokens``: the call's estimated prompt tokens; ``used``: the
+    tokens its reply reports (both for ``--tau2-tpm``). Chat completions and embeddings alike.
+    """
+    limits = endpoint(config, policy)
+    attempts = max(1, policy.max_retries + 1)
+    attempt = 0
+    refused_first: float | None = None  # this call's first refusal (429 or 503 with Retry-After)
+    while True:
+        started = await limits.acquire(tokens)
         try:
-            completion = await send()
+            result = await send()
         except Exception as exc:
+            limits.release()
             litellm = imported_litellm() or sys.modules.get("litellm")
-            if not _is_retryable(exc, litellm) or attempt == attempts:
+            if is_rate_limited(exc):
+                # The provider's limit, not a fault: waited out without spending a retry, until
+                # the provider has refused for longer than --tau2-rate-limit-timeout.
+                retry_after = retry_after_seconds(exc)
+                refusing = limits.refused(started, retry_after)
+                refused_first = time.monotonic() if refused_first is None else refused_first
+                if time.monotonic() - refused_first > policy.rate_limit_timeout_s:
+                    raise _refused_too_long(config, limits, refusing, policy, exc) from None
+                await asyncio.sleep(_refusal_delay(policy, retry_after))
+                continue
+            attempt += 1
+            if not _is_retryable(exc, litellm) or attempt >= attempts:
                 # Never chained: the provider SDK's frames hold the API key in their locals, which a
                 # printed chain shows under ``pytest -l``; the message names the original error.
                 raise _infrastructure_error(config, attempt, exc, litellm) from None
-            await asyncio.sleep(retry_delay(call.policy, attempt, exc))
+            await asyncio.sleep(retry_delay(policy, attempt, exc))
             continue
+        except BaseException:
+            limits.release()
+            raise
+        limits.release()
+        limits.succeeded(started, tokens, used(result))
         STREAKS.succeeded(config)
-        completion = _user_priced(config, completion)
-        if completion.unknown_usage:
-            _warn_unknown_usage(config, side, completion)
-        if usage is not None:
-            usage.record(side, completion)
-        for observe in call.on_success:
-            observe(completion)
-        return completion
-    raise AssertionError("unreachable: the retry loop always returns or raises")
+        return result
+
+
+def _estimated_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> float:
+    """A call's prompt tokens before it is sent, for --tau2-tpm (~4 characters a token; the
+    real count is charged when the reply comes)."""
+    size = sum(len(str(m.get("content") or "")) + len(str(m.get("tool_calls") or "")) for m in messages)
+    size += len(str(tools)) if tools else 0
+    return max(1.0, size / 4)
+
+
+def _refusal_delay(policy: RetryPolicy, retry_after: float | None) -> float:
+    """How long a refused call waits before it is sent again: what the provider asked, else the
+    policy's first backoff; with jitter either way (refused together, calls come back apart)."""
+    if retry_after is not None:
+        return retry_after * random.uniform(1.0, 1.1)
+    return policy.backoff_s * random.uniform(0.5, 1.5)
+
+
+def _refused_too_long(
+    config: ModelConfig, limits: Endpoint, refusing: float, policy: RetryPolicy, exc: BaseException
+) -> InfrastructureError:
+    """The call gives up after --tau2-rate-limit-timeout of refusals. When no call to the endpoint
+    got through meanwhile, the provider refuses everyone: the run stops, and every other call to
+    the endpoint ends with this very message (one line in the summary, not one per scenario)."""
+    timeout = policy.rate_limit_timeout_s
+    status = getattr(exc, "status_code", 429)
+    if refusing >= timeout:
+        limits.stop(
+            f"the provider at {limits.name} refused every call with HTTP {status} (rate limited) for "
+            f"{timeout:g} s (--tau2-rate-limit-timeout). Stopping the run: check the account's rate "
+            f"limits and quota, or lower --tau2-max-connections / --tau2-rpm / --tau2-tpm."
+        )
+        return InfrastructureError(limits.stopped or "", fatal=True)
+    return InfrastructureError(
+        f"LLM call to model {config.model!r} was refused with HTTP {status} (rate limited) for "
+        f"{timeout:g} s (--tau2-rate-limit-timeout) while other calls to {limits.name} got through "
+        f"(last error: {_error_text(config, exc)})."
+    )
 
 
 def _user_priced(config: ModelConfig, completion: Completion) -> Completion:

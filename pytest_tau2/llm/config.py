@@ -98,6 +98,16 @@ class RetryPolicy:
     transport: str | None = None
     """``auto`` (the OpenAI wire path where it equals litellm's, else litellm) or ``litellm``;
     None reads ``$TAU2_LLM_TRANSPORT``, default ``auto`` (docs/speed.md)."""
+    max_connections: int | None = None
+    """Calls in flight at once per model endpoint in this process (None: no cap until the provider
+    refuses; llm/ratelimit.py lowers it while the provider refuses either way)."""
+    rpm: float | None = None
+    """Requests per minute per model endpoint in this process (None: no bucket)."""
+    tpm: float | None = None
+    """Tokens per minute per model endpoint in this process (None: no bucket)."""
+    rate_limit_timeout_s: float = 120.0
+    """How long a call waits out refusals (429, 503 with Retry-After) before it gives up; when no
+    call to the endpoint got through in that time, the run stops."""
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""

@@ -9,17 +9,14 @@ what the cassette stores), so a live run and its replay rank documents alike.
 
 from __future__ import annotations
 
-import asyncio
 import struct
-import sys
 from typing import TYPE_CHECKING, Any
 
-from pytest_tau2.llm.client import _infrastructure_error, _is_retryable
+from pytest_tau2.llm.client import _infrastructure_error, within_limits
 from pytest_tau2.llm.completion import Completion
 from pytest_tau2.llm.config import ModelConfig, RetryPolicy
-from pytest_tau2.llm.faults import STREAKS, retry_delay
 from pytest_tau2.llm.secrets import SecretDict
-from pytest_tau2.llm.transport_litellm import import_litellm, imported_litellm
+from pytest_tau2.llm.transport_litellm import import_litellm
 
 if TYPE_CHECKING:
     from pytest_tau2.llm.cassette import Cassette
@@ -54,30 +51,25 @@ async def aembed(
     litellm = import_litellm()
     kwargs: dict[str, Any] = SecretDict({"timeout": policy.timeout_s, **config.args})
     kwargs.update(model=config.model, input=list(texts), num_retries=0, max_retries=0, drop_params=True)
-    attempts = max(1, policy.max_retries + 1)
-    for attempt in range(1, attempts + 1):
-        try:
-            response = await litellm.aembedding(**kwargs)
-        except Exception as exc:
-            module = imported_litellm() or sys.modules.get("litellm")
-            if not _is_retryable(exc, module) or attempt == attempts:
-                raise _infrastructure_error(config, attempt, exc, module) from None
-            await asyncio.sleep(retry_delay(policy, attempt, exc))
-            continue
-        STREAKS.succeeded(config)
-        vectors = [as_float32([float(x) for x in _vector(item)]) for item in response.data]
-        if len(vectors) != len(texts):
-            raise _infrastructure_error(
-                config, attempt, ValueError(f"{len(texts)} texts sent, {len(vectors)} vectors back"), None
-            )
-        tokens = int(getattr(response.usage, "prompt_tokens", 0) or 0) if response.usage else 0
-        cost = _cost(litellm, response)
-        if usage is not None:
-            usage.record(side, _usage(config, tokens, cost))
-        if cassette is not None and lookup is not None:
-            cassette.record_embedding(lookup, vectors, str(getattr(response, "model", None) or config.model), tokens)
-        return vectors
-    raise AssertionError("unreachable: the retry loop always returns or raises")
+
+    def prompt_tokens(response: Any) -> float:
+        return float(getattr(response.usage, "prompt_tokens", 0) or 0) if response.usage else 0.0
+
+    # Within the endpoint's limits, retried as a chat completion is (llm/client.py).
+    estimated = max(1.0, sum(len(t) for t in texts) / 4)
+    response = await within_limits(config, policy, estimated, lambda: litellm.aembedding(**kwargs), prompt_tokens)
+    vectors = [as_float32([float(x) for x in _vector(item)]) for item in response.data]
+    if len(vectors) != len(texts):
+        raise _infrastructure_error(
+            config, 1, ValueError(f"{len(texts)} texts sent, {len(vectors)} vectors back"), None
+        )
+    tokens = int(prompt_tokens(response))
+    cost = _cost(litellm, response)
+    if usage is not None:
+        usage.record(side, _usage(config, tokens, cost))
+    if cassette is not None and lookup is not None:
+        cassette.record_embedding(lookup, vectors, str(getattr(response, "model", None) or config.model), tokens)
+    return vectors
 
 
 def _vector(item: Any) -> list[float]:

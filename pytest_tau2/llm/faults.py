@@ -8,6 +8,9 @@ too (docs/faults.md).
 
 from __future__ import annotations
 
+import datetime
+import email.utils
+import random
 import threading
 from typing import TYPE_CHECKING
 
@@ -21,8 +24,10 @@ __all__ = [
     "MalformedReplyError",
     "is_credentials_error",
     "is_malformed",
+    "is_rate_limited",
     "is_refused",
     "reset_failure_streaks",
+    "retry_after_seconds",
     "retry_delay",
 ]
 
@@ -101,25 +106,60 @@ STREAKS = FailureStreaks()
 def reset_failure_streaks() -> None:
     """Forget the failure streaks of this process (between independent runs in one process)."""
     STREAKS.clear()
+    from pytest_tau2.llm.ratelimit import reset_endpoints
+
+    reset_endpoints()
 
 
 def retry_delay(policy: RetryPolicy, attempt: int, exc: BaseException) -> float:
-    """Seconds before retry ``attempt``: the policy's backoff, or the server's Retry-After within the cap."""
-    delay = policy.delay(attempt)
-    # Honour a server's Retry-After (429/503) as long as it stays within the cap.
-    retry_after = _retry_after_seconds(exc)
+    """Seconds before retry ``attempt``: the policy's backoff with jitter, or the server's
+    Retry-After within the cap.
+
+    Jitter ("equal jitter": between half and all of the backoff) keeps the calls that failed
+    together from coming back together.
+    """
+    delay = policy.delay(attempt) * random.uniform(0.5, 1.0)
+    retry_after = retry_after_seconds(exc)
     if retry_after is not None:
         delay = max(delay, min(retry_after, policy.max_backoff_s))
     return delay
 
 
-def _retry_after_seconds(exc: BaseException) -> float | None:
+def is_rate_limited(exc: BaseException) -> bool:
+    """The provider refused the call for now: HTTP 429, or 503 with a ``Retry-After``.
+
+    Such a refusal is the provider's limit, not a fault: it is waited out (llm/ratelimit.py)
+    without spending the call's retries, for up to ``--tau2-rate-limit-timeout``.
+    """
+    status = getattr(exc, "status_code", None)
+    return status == 429 or (status == 503 and retry_after_seconds(exc) is not None)
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """How long the provider asked to wait, from the error's reply headers (both transports keep
+    them on ``exc.response.headers``): ``retry-after-ms`` (Azure, OpenAI), else ``Retry-After`` in
+    seconds or as an HTTP date; None when neither is there or readable."""
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     if headers is None:
         return None
     try:
+        millis = headers.get("retry-after-ms")
+        if millis is not None:
+            return max(0.0, float(millis) / 1000.0)
         value = headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (TypeError, ValueError):
+    except (AttributeError, TypeError, ValueError):
         return None
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except (TypeError, ValueError):
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(str(value))
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())

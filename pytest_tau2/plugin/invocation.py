@@ -1,5 +1,5 @@
 """The run's settings from pytest's invocation: ``--tau2-*`` options and ini values resolved
-(settings.py), paths anchored at the rootdir, and the path options pytest may have misread.
+(pytest_tau2/settings), paths anchored at the rootdir, and the path options pytest may have misread.
 
 pytest finds its rootdir before plugins add their options, so a path option given as two
 arguments (``--tau2-results-dir DIR``) can be taken for a test path; this module refuses that

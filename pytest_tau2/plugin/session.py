@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tau2.plugin import invocation, worker_settings
+from pytest_tau2.plugin import invocation, progress, worker_settings
 from pytest_tau2.plugin.gate import RunGate
 from pytest_tau2.plugin.item import SAVER_KEY
 from pytest_tau2.plugin.keys import (
@@ -46,7 +46,10 @@ def configure(config: pytest.Config) -> None:
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and "tau2_settings" in workerinput:
         relative = workerinput.get("tau2_root_relative") or {}
-        config.stash[SETTINGS_KEY] = worker_settings.receive(workerinput["tau2_settings"], relative, config.rootpath)
+        workers = int(workerinput.get("workercount") or 1)  # each worker its share of the provider limits
+        config.stash[SETTINGS_KEY] = worker_settings.receive(
+            workerinput["tau2_settings"], relative, config.rootpath, workers
+        )
     elif SETTINGS_KEY not in config.stash:  # an xdist controller resolved them for its workers already
         config.stash[SETTINGS_KEY] = invocation.settings_of(config)
     settings = config.stash[SETTINGS_KEY]
@@ -64,6 +67,7 @@ def configure(config: pytest.Config) -> None:
     config.pluginmanager.register(report, REPORT_NAME)
     if not is_worker(config):
         config.pluginmanager.register(RunGate(report, settings), "tau2-run-gate")
+        progress.install(config, report, settings)  # the live progress line (or CI's plain lines)
     config.pluginmanager.register(ShownText(settings), "tau2-shown-text")  # masked, control characters escaped
     if settings.estimate or settings.estimate_file:
         from pytest_tau2.plugin.estimating import NAME, Estimating

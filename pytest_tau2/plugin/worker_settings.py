@@ -12,6 +12,7 @@ the tau2 data folder is each worker's own (its ``TAU2_DATA_DIR`` or fetch cache)
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import time
@@ -41,10 +42,28 @@ def ship(settings: Settings, rootpath: Path) -> tuple[dict[str, Any], dict[str, 
     return settings.to_dict(), relative
 
 
-def receive(values: dict[str, Any], relative: dict[str, str], rootpath: Path) -> Settings:
-    """The worker's settings: the controller's, with rootdir-derived paths under this rootdir."""
+def receive(values: dict[str, Any], relative: dict[str, str], rootpath: Path, workers: int = 1) -> Settings:
+    """The worker's settings: the controller's, with rootdir-derived paths under this rootdir and
+    its share of the provider limits."""
     anchored = {name: str(rootpath / rel) for name, rel in relative.items() if name in ROOT_RELATIVE}
-    return Settings.from_dict({**values, **anchored})
+    return Settings.from_dict({**values, **anchored, **limit_shares(values, workers)})
+
+
+def limit_shares(values: dict[str, Any], workers: int) -> dict[str, Any]:
+    """One worker's share of the per-endpoint limits, which the options give for the whole run:
+    ``--tau2-max-connections N`` becomes ceil(N / workers) (at least one each), ``--tau2-rpm`` and
+    ``--tau2-tpm`` a 1/workers part. Split, not coordinated: a worker's calls then wait for
+    nothing from the controller, and each worker's adaptive cap and pace still follow what the
+    provider answers it (docs/campaigns.md)."""
+    if workers <= 1:
+        return {}
+    shares: dict[str, Any] = {}
+    if values.get("max_connections"):
+        shares["max_connections"] = max(1, math.ceil(int(values["max_connections"]) / workers))
+    for name in ("rpm", "tpm"):
+        if values.get(name):
+            shares[name] = float(values[name]) / workers
+    return shares
 
 
 def where(workerid: str) -> str:

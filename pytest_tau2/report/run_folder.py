@@ -46,6 +46,7 @@ NOT_VERDICT_FIELDS = frozenset(
         "llm_transport", "concurrency", "record_mode", "cassette_dir", "extra", "data_dir", "agent_url", "shard",
         "ci_level", "baseline", "fail_on_regression", "alpha", "fail_under", "fail_under_bound",
         "budget", "estimate", "estimate_file", "estimate_from",
+        "max_connections", "rpm", "tpm", "rate_limit_timeout", "progress_interval",
     }
 )  # fmt: skip
 """Settings that change how a run is made or where it writes, never a verdict."""

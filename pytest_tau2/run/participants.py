@@ -230,6 +230,10 @@ class Context:
             max_retries=self.settings.llm_retries,
             timeout_s=self.settings.llm_timeout,
             transport=self.settings.llm_transport,
+            max_connections=self.settings.max_connections,
+            rpm=self.settings.rpm,
+            tpm=self.settings.tpm,
+            rate_limit_timeout_s=self.settings.rate_limit_timeout,
         )
 
     def model_config(self, side: str) -> ModelConfig | None:

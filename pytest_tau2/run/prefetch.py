@@ -136,6 +136,11 @@ class Prefetcher:
         return started
 
     @property
+    def in_flight(self) -> int:
+        """Conversations running now (the live progress line shows it)."""
+        return self._in_flight
+
+    @property
     def lock(self) -> threading.RLock:
         """Held while runs start; hold it to change what the next runs may be."""
         return self._lock

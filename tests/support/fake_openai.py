@@ -325,10 +325,41 @@ class _State:
     headers: list[dict[str, str]] = field(default_factory=list)
     handler_errors: list[BaseException] = field(default_factory=list)
     call_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    limiter: _RateLimiter | None = None
+    refused: int = 0
 
     def next_call_id(self) -> str:
         with self.lock:
             return f"call_{next(self.call_ids)}"
+
+
+class _RateLimiter:
+    """A token bucket: ``rate`` requests a second, at most ``burst`` at once; beyond that a 429 that
+    says when the next request would be admitted (``Retry-After`` in whole seconds, rounded up,
+    and, with ``retry_after_ms``, the exact ``retry-after-ms``)."""
+
+    def __init__(self, rate: float, burst: float, retry_after_ms: bool) -> None:
+        self.rate, self.burst, self.retry_after_ms = rate, burst, retry_after_ms
+        self.level = burst
+        self.stamp = time.monotonic()
+        self.lock = threading.Lock()
+
+    def admit(self) -> float | None:
+        """None when admitted, else the seconds until a request would be."""
+        with self.lock:
+            now = time.monotonic()
+            self.level = min(self.burst, self.level + (now - self.stamp) * self.rate)
+            self.stamp = now
+            if self.level >= 1.0:
+                self.level -= 1.0
+                return None
+            return (1.0 - self.level) / self.rate if self.rate > 0 else 60.0
+
+    def refusal(self, wait: float) -> Reply:
+        headers = [("Retry-After", str(max(1, math.ceil(wait))))]
+        if self.retry_after_ms:
+            headers.append(("retry-after-ms", f"{wait * 1000:.0f}"))
+        return error(429, f"fake_openai: rate limit of {self.rate:g} requests per second reached", headers=headers)
 
 
 class _Server(ThreadingHTTPServer):
@@ -393,6 +424,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 state.embedding_requests.append(request)
             self._send_json(200, _embedding_body(request))
             return
+        limiter = state.limiter
+        wait = limiter.admit() if limiter is not None else None
+        if limiter is not None and wait is not None:
+            with state.lock:
+                state.refused += 1
+            self._deliver(request, limiter.refusal(wait), latency=False)
+            return
         with state.lock:
             state.requests.append(request)
             state.headers.append({name.lower(): value for name, value in self.headers.items()})
@@ -412,9 +450,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self._send_json(500, _error_body(500, f"fake_openai handler raised {exc!r}"))
             return None
 
-    def _deliver(self, request: dict[str, Any], reply: Reply) -> None:
+    def _deliver(self, request: dict[str, Any], reply: Reply, *, latency: bool = True) -> None:
         state = self.server.state
-        delay = state.latency_s + reply.delay_s
+        delay = (state.latency_s if latency else 0.0) + reply.delay_s
         if delay > 0 and state.stopping.wait(delay):
             self.close_connection = True
             return
@@ -608,6 +646,23 @@ class FakeOpenAIServer:
             matcher, label = model, getattr(model, "__name__", repr(model))
         with self._state.lock:
             self._state.routes.append(_Route(matcher, handler, label))
+
+    def rate_limit(self, per_second: float | None, *, burst: float | None = None, retry_after_ms: bool = True) -> None:
+        """Admit ``per_second`` chat-completion requests a second (a token bucket holding ``burst``,
+        default a tenth of a second's worth, at least 1) and answer the rest at once with 429 and
+        ``Retry-After`` (plus ``retry-after-ms`` unless told not to); refused requests are not in
+        :attr:`requests` (see :attr:`refused`). ``None`` lifts the limit; ``0`` refuses everything."""
+        if per_second is None:
+            self._state.limiter = None
+            return
+        size = burst if burst is not None else max(1.0, per_second / 10)
+        self._state.limiter = _RateLimiter(per_second, size, retry_after_ms)
+
+    @property
+    def refused(self) -> int:
+        """How many chat-completion requests the rate limit refused (:meth:`rate_limit`)."""
+        with self._state.lock:
+            return self._state.refused
 
     # -- inspection --------------------------------------------------------
     @property
