@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_tau2.bot.protocol import excerpt, wire_arguments
-from pytest_tau2.conversation.offline import GoldPlan
+from pytest_tau2.conversation.offline import plan_follower
 from pytest_tau2.conversation.protocol import Participant, Reply
 from pytest_tau2.environment.db import db_hash
 from pytest_tau2.environment.env import Environment, ToolResult
@@ -142,7 +142,7 @@ class RemoteAgentSide:
         if "user" in envs:  # dual-side: each side replays the other's calls on its replica
             self._user_env = _ReportingEnvironment(envs["user"], self.agent)
             mirror = envs["agent"]
-        self._bot_env = BotEnvironment(self.agent, envs["agent"].schemas(), _plan_follower(user), mirror=mirror)
+        self._bot_env = BotEnvironment(self.agent, envs["agent"].schemas(), plan_follower(user), mirror=mirror)
         await self.agent.start()
         return Seat(_KeepOpen(self.agent), self._bot_env, self._user_env)
 
@@ -216,23 +216,3 @@ class RemoteAgentSide:
                     "the bot's hash recipe differs from docs/websocket.md"
                 )
         return notes
-
-
-def _plan_follower(user: Participant) -> Callable[[str], None] | None:
-    """Keep a scripted user's gold plan in step with the bot's calls.
-
-    In-process, the oracle and the scripted user share one plan cursor, so the user performs
-    its own gold steps (telecom's phone) when the agent's are done. With the agent remote, the
-    runner's copy of the plan advances here, past each agent gold action the bot reports.
-    """
-    plan = getattr(user, "plan", None)
-    if not isinstance(plan, GoldPlan):
-        return None
-
-    def follow(name: str) -> None:
-        if plan.cursor < len(plan.actions):
-            action = plan.actions[plan.cursor]
-            if action.get("requestor", "assistant") != "user" and action["name"] == name:
-                plan.cursor += 1
-
-    return follow

@@ -12,7 +12,7 @@ agent-side and user-side steps interleave exactly as in the reference trajectory
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -143,3 +143,22 @@ class ScriptedUser:
         if self.replies == 2:
             return Reply(text="Yes, that is right. Please go ahead.")
         return Reply(text="Okay, thank you.")
+
+
+def plan_follower(user: object) -> Callable[[str], None] | None:
+    """Keep a scripted user's gold plan in step with an agent that runs elsewhere (a WebSocket bot,
+    an MCP agent process): in process, the oracle and the scripted user share one plan cursor, so
+    the user performs its own gold steps (telecom's phone) when the agent's are done; with the
+    agent elsewhere, the runner's copy of the plan moves past each agent gold action it performs.
+    None when ``user`` follows no gold plan."""
+    plan = getattr(user, "plan", None)
+    if not isinstance(plan, GoldPlan):
+        return None
+
+    def follow(name: str) -> None:
+        if plan.cursor < len(plan.actions):
+            action = plan.actions[plan.cursor]
+            if action.get("requestor", "assistant") != "user" and action["name"] == name:
+                plan.cursor += 1
+
+    return follow

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_tau2.conversation.channel import AgentChannel, ChannelEnvironment
-from pytest_tau2.conversation.offline import GoldPlan
+from pytest_tau2.conversation.offline import plan_follower
 from pytest_tau2.conversation.protocol import Participant, Reply
 from pytest_tau2.environment.env import Environment, ToolResult
 from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
@@ -114,7 +114,7 @@ class McpAgentSide:
         from pytest_tau2.mcp.server import SEND_MESSAGE, Activity, build_server
 
         scenario = self.agent.scenario
-        env = _FollowingEnvironment(prepared.envs["agent"], self.channel, _plan_follower(user))
+        env = _FollowingEnvironment(prepared.envs["agent"], self.channel, plan_follower(user))
         schemas = env.schemas()
         if any(s.get("function", {}).get("name") == SEND_MESSAGE for s in schemas):  # type: ignore[union-attr]
             raise ScenarioDefinitionError(
@@ -217,23 +217,6 @@ class _FollowingEnvironment(ChannelEnvironment):
         if self.follow is not None:
             self.follow(name)
         return result
-
-
-def _plan_follower(user: Participant) -> Callable[[str], None] | None:
-    """In process the oracle and the scripted user share one plan cursor; with the agent behind
-    MCP the user's plan moves past each agent gold action the agent performs, so the user does its
-    own gold steps (telecom's phone) when the agent's are done (as bot/remote.py does for a bot)."""
-    plan = getattr(user, "plan", None)
-    if not isinstance(plan, GoldPlan):
-        return None
-
-    def follow(name: str) -> None:
-        if plan.cursor < len(plan.actions):
-            action = plan.actions[plan.cursor]
-            if action.get("requestor", "assistant") != "user" and action["name"] == name:
-                plan.cursor += 1
-
-    return follow
 
 
 async def _let_end(process: AgentProcess, grace_s: float) -> None:

@@ -21,7 +21,6 @@ retried on its own by the LLM client, never by re-running the conversation.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -33,12 +32,11 @@ from pytest_tau2.errors import InfrastructureError
 from pytest_tau2.llm.client import acomplete
 from pytest_tau2.llm.config import ModelConfig, RetryPolicy
 from pytest_tau2.llm.usage import UsageMeter
+from pytest_tau2.scoring.judge_reply import json_reply
 from pytest_tau2.scoring.signals import JudgeOutcome
 
 if TYPE_CHECKING:
     from pytest_tau2.llm.cassette import Cassette
-
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
 @cache
@@ -151,20 +149,13 @@ def _positions(positions: list[int]) -> str:
 
 
 def _parse(reply: str | None) -> tuple[list[JSONValue] | None, str | None]:
-    if reply is None or not reply.strip():
-        return None, "the judge returned an empty reply"
-    text = reply.strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, f"the judge reply is not valid JSON ({exc.msg}): {reply[:200]!r}"
+    data, problem = json_reply(reply)
+    if problem is not None:
+        return None, problem
     if isinstance(data, dict):
         data = data.get("verdicts", data.get("results"))
     if not isinstance(data, list):
-        return None, f"the judge reply has no 'verdicts' list: {reply[:200]!r}"
+        return None, f"the judge reply has no 'verdicts' list: {(reply or '')[:200]!r}"
     return data, None
 
 

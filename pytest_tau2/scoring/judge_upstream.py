@@ -20,13 +20,10 @@ own prompt.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping, Sequence
 
 from pytest_tau2.environment.jsontypes import JSONObject
-
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+from pytest_tau2.scoring.judge_reply import json_reply
 
 SYSTEM_PROMPT = """TASK
 - You are given a conversation recorded while a test case ran, and a list of expected outcomes.
@@ -102,20 +99,13 @@ def read_upstream(assertions: list[str], reply: str | None) -> tuple[list[JSONOb
 
 
 def _results(reply: str | None) -> tuple[list[object], str | None]:
-    if reply is None or not reply.strip():
-        return [], "the judge returned an empty reply"
-    text = reply.strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return [], f"the judge reply is not valid JSON ({exc.msg}): {reply[:200]!r}"
+    data, problem = json_reply(reply)
+    if problem is not None:
+        return [], problem
     results = data.get("results") if isinstance(data, dict) else None
     if not isinstance(results, list) or not results:
         # upstream reads a missing or empty list as "all met"; a judge that graded nothing never passes here
-        return [], f"the judge reply has no non-empty 'results' list: {reply[:200]!r}"
+        return [], f"the judge reply has no non-empty 'results' list: {(reply or '')[:200]!r}"
     return results, None
 
 
