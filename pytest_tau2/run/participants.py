@@ -145,6 +145,13 @@ def validate_settings(settings: Settings) -> None:
         raise SettingsError(f"--tau2-verdict must be 'six-signal' or 'tau2-reward', got {settings.verdict!r}")
     if settings.trials < 1:
         raise SettingsError(f"--tau2-trials must be at least 1, got {settings.trials}")
+    if settings.price:
+        from pytest_tau2.llm.prices import parse_prices
+
+        try:  # refused at start even when no model of this run is named in it
+            parse_prices(settings.price)
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from None
 
 
 def uses_llm(settings: Settings) -> bool:

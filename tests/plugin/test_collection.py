@@ -245,8 +245,9 @@ def test_collecting_with_a_model_configured_does_not_import_litellm(project: Pro
             "ERROR: --tau2-agent-args: expected a JSON object such as '{\"temperature\": 0}', got list '[[]1]'",
         ),
         (["--tau2-agent-args", "[1]"], "ERROR: --tau2-agent-args: model arguments '[[]1]' were given but no model*"),
+        (["--tau2-price", "garbage"], "ERROR: --tau2-price: 'garbage' is not MODEL=IN/OUT (USD per million *"),
     ],
-    ids=["agent", "user", "min-agent-turns", "agent-args", "args-without-model"],
+    ids=["agent", "user", "min-agent-turns", "agent-args", "args-without-model", "price"],
 )
 def test_bad_option_values_are_usage_errors(project: Project, args: list[str], message: str) -> None:
     run = project.restaurant().run("--collect-only", *args)
