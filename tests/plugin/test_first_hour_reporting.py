@@ -149,7 +149,11 @@ def test_results_dir_that_is_a_file_is_refused_before_any_scenario_runs(project:
     test_no_scenarios.py), before the first one runs."""
     project.restaurant()
     taken = project.write("taken.txt", "not a folder\n")
-    result = project.pytester.runpytest_subprocess("-p", "tau2", f"--tau2-results-dir={taken}", "-k", "pizza")
+    # -p no:benchmark: pytest-benchmark, where installed, warns on stderr in a run started from an
+    # xdist worker (it reads PYTEST_XDIST_WORKER from the environment); the line under test is ours.
+    result = project.pytester.runpytest_subprocess(
+        "-p", "tau2", "-p", "no:benchmark", f"--tau2-results-dir={taken}", "-k", "pizza"
+    )  # fmt: skip
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert result.stderr.lines[0].startswith(f"ERROR: results folder {taken} is a file, not a folder")
     assert [line for line in result.stderr.lines if line.strip()] == result.stderr.lines[:1]  # one line

@@ -136,6 +136,11 @@ async def _hostile(kind: str, url: str, heavy: Scenario, duration_s: float) -> s
                     try:
                         reply = json.loads(await ws.recv())
                     except ConnectionClosed as exc:
+                        # The bot sends the error frame, then closes with its code as the reason; a
+                        # client still sending 900 KB frames may lose the frame (the peer's reset
+                        # drops unread data) but the close names the code all the same.
+                        if exc.rcvd is not None and exc.rcvd.reason:
+                            return exc.rcvd.reason
                         return f"closed({exc.rcvd.code if exc.rcvd else None})"
                     if reply.get("type") == "error":
                         return str(reply["code"])
