@@ -87,8 +87,9 @@ def screen(raw: str) -> list[str]:
 def _body(lines: list[str]) -> list[str]:
     """The lines from the first scenario's to pytest's own summary line, addresses and times left out."""
     start = next(i for i, line in enumerate(lines) if line.startswith("scenarios/"))
-    # prompt tokens: the fake server numbers tool-call ids per server, in the order calls arrive
-    volatile = r"127\.0\.0\.1:\d+|/tmp/\S+|in [\d.]+s|\d+ prompt"
+    # prompt tokens (and so the totals' token counts): the fake server numbers tool-call ids per
+    # server, in the order calls arrive
+    volatile = r"127\.0\.0\.1:\d+|/tmp/\S+|in [\d.]+s|\d+ prompt|\d+ tokens"
     return [re.sub(volatile, "_", line) for line in lines[start:]]
 
 
