@@ -23,10 +23,10 @@ from typing import Any
 
 from pytest_tau2.environment.env import warm_up
 from pytest_tau2.run.budget import BudgetReached, RunBudget
-from pytest_tau2.run.outcome import ScenarioOutcome
 from pytest_tau2.run.session import close_model_clients
 from pytest_tau2.run.trial import Trial, parse_item_id
 from pytest_tau2.scenario.base import Scenario
+from pytest_tau2.scenario.outcome import ScenarioOutcome
 from pytest_tau2.settings import Settings
 
 WARM_UP_AFTER_S = 0.05
