@@ -190,7 +190,7 @@ class Context(TrialView):
         super().__init__(scenario, settings, plan, trial=trial, usage=usage, calls_models=uses_llm(settings))
 
     @classmethod
-    def for_scenario(cls, scenario: Scenario, settings: Settings, trial: int = 1) -> TrialView:  # type: ignore[override]
+    def for_scenario(cls, scenario: Scenario, settings: Settings, trial: int = 1) -> TrialView:
         _deprecated()
         return trial_view(scenario, settings, trial)
 

@@ -16,14 +16,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_tau2.report import files
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.summary import SummarySection, register_summary_section
 from pytest_tau2.report.views import RunFiles, RunView, register_report_view
-from pytest_tau2.tau2_format.models import UPSTREAM_DOMAINS
-from pytest_tau2.tau2_format.upstream_runs import SavedRun, UpstreamRunsError, is_results, load_runs
+
+if TYPE_CHECKING:
+    from pytest_tau2.tau2_format.upstream_runs import SavedRun
 
 FILE = "upstream_differences.json"
 
@@ -56,6 +57,8 @@ class Comparison:
 
 def replayed_source(records: Sequence[ScenarioRecord]) -> str | None:
     """The upstream Results path these records replayed, if they did."""
+    from pytest_tau2.tau2_format.upstream_runs import is_results  # upstream's models: imported when used
+
     for record in records:
         name, sep, path = record.agent.partition(":")
         if name == "replay" and sep and record.user == "replay" and is_results(path):
@@ -67,6 +70,9 @@ def compare(records: Sequence[ScenarioRecord]) -> Comparison | None:
     source = replayed_source(records)
     if source is None:
         return None
+    from pytest_tau2.tau2_format.models import UPSTREAM_DOMAINS
+    from pytest_tau2.tau2_format.upstream_runs import UpstreamRunsError, load_runs
+
     try:
         runs = load_runs(source)
     except UpstreamRunsError:
