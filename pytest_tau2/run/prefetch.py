@@ -238,7 +238,7 @@ class Prefetcher:
         if self.budget is not None:  # before the slot is handed on (callbacks run in order); also when
             # cancelled before it began (then its coroutine never runs): what it spent is spent
             budget = self.budget
-            started.future.add_done_callback(lambda _: budget.settle(name, started.trial.context.usage.spent()))
+            started.future.add_done_callback(lambda _: budget.settle(name, started.trial.view.usage.spent()))
         started.future.add_done_callback(self._finished)
         return True
 
