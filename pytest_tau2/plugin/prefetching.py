@@ -18,9 +18,9 @@ from pytest_tau2.plugin.run_report import UNREPORTED_KEY, RunReport
 from pytest_tau2.settings import Settings
 
 if TYPE_CHECKING:
+    from pytest_tau2.run import ScenarioOutcome
     from pytest_tau2.run.prefetch import Prefetched, Prefetcher
     from pytest_tau2.scenario.base import Scenario
-    from pytest_tau2.run import ScenarioOutcome
 
 PREFETCH_KEY = pytest.StashKey["Prefetcher"]()
 WORKER_QUEUE_UNREADABLE = pytest.StashKey[bool]()
