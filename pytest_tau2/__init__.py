@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time each is imp
         ToolDefinitionError,
         ToolError,
     )
+    from pytest_tau2.run.participants import ParticipantKind, register_participant_kind
+    from pytest_tau2.run.view import TrialView
     from pytest_tau2.scenario import (
         Actions,
         Persona,
@@ -75,6 +77,7 @@ _LAZY = {
     "unregister_signal": "pytest_tau2.scoring.signals",
     "ParticipantKind": "pytest_tau2.run.participants",
     "register_participant_kind": "pytest_tau2.run.participants",
+    "TrialView": "pytest_tau2.run.view",
     "Registry": "pytest_tau2.extension.registry",
     "RunView": "pytest_tau2.report.views",
     "register_report_view": "pytest_tau2.report.views",
@@ -119,6 +122,7 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "Transport",
+    "TrialView",
     "evaluate_db_state_assertion",
     "list_registered_predicates",
     "register_db_state_predicate",

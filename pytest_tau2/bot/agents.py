@@ -24,9 +24,9 @@ def oracle_factory(min_turns: int = 3) -> AgentFactory:
     """The in-process oracle: replays the scenario's gold actions, speaks ``min_turns`` times, exits."""
 
     def make(scenario: Scenario, settings: Settings) -> Participant:
-        from pytest_tau2.run.participants import Context  # the same gold plan the in-process oracle gets
+        from pytest_tau2.run.participants import trial_plan  # the same gold plan the in-process oracle gets
 
-        return RemoteOracle(OracleAgent(Context.for_scenario(scenario, settings).plan, min_turns=max(min_turns, 1)))
+        return RemoteOracle(OracleAgent(trial_plan(scenario, settings), min_turns=max(min_turns, 1)))
 
     return make
 

@@ -1,10 +1,14 @@
 """One registry type for every extension point, and the entry-point group that feeds them all.
 
 A leaf: it imports nothing of pytest_tau2 (except errors), so every layer can hold a registry.
+The package's own extensions that live above the registry they fill (the WebSocket and MCP
+participant kinds, the replay kinds, tau2_format's report view) register the way another
+package's do: :data:`BUILTINS` names their modules, imported by the same load step, first.
 """
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Callable, Hashable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from importlib.metadata import EntryPoint, entry_points
@@ -20,6 +24,18 @@ ENTRY_POINT_GROUP = "pytest_tau2"
 """``[project.entry-points.pytest_tau2]``: ``name = "package.module"`` (imported) or
 ``name = "package.module:setup"`` (called with no arguments)."""
 
+BUILTINS = (
+    "pytest_tau2.run.replay_kinds",  # --tau2-agent replay:PATH, --tau2-user replay
+    "pytest_tau2.bot.kind",  # --tau2-agent websocket
+    "pytest_tau2.mcp.kind",  # --tau2-agent mcp:COMMAND
+    "pytest_tau2.run.null_kind",  # --tau2-agent null (after the others: the order errors list kinds in)
+    "pytest_tau2.tau2_format.upstream_diff",  # upstream_differences.json and its summary line
+    "pytest_tau2.domains.predicate_modules",  # where each shipped domain's DB-state predicates live
+)
+"""The package's own extension modules, imported (in this order) before the entry points: the
+built-ins a lower package's registry holds although that package never imports them
+(docs/architecture.md, "Layers"). Each module only registers; what it builds is imported when used."""
+
 _loaded = False
 _loading = threading.RLock()
 _other_groups: dict[str, Callable[[object, EntryPoint], None]] = {}
@@ -34,6 +50,8 @@ def load_entry_points() -> None:
         if _loaded:
             return
         _loaded = True  # before loading: an extension that reads a registry must not load again
+        for module in BUILTINS:
+            importlib.import_module(module)
         found = entry_points()  # one scan of the installed distributions for every group
         for point in found.select(group=ENTRY_POINT_GROUP):
             target = _load(point)

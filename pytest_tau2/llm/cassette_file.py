@@ -20,7 +20,7 @@ import yaml
 
 from pytest_tau2.errors import Tau2Error
 from pytest_tau2.llm.secrets import redact
-from pytest_tau2.report.atomic import write_text_atomic
+from pytest_tau2.storage.atomic import write_text_atomic
 
 __all__ = [
     "FORMAT",

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from pytest_tau2.plugin.keys import CATALOG_KEY, PARAM, TRIAL_PARAM
+from pytest_tau2.run import trial_id
 from pytest_tau2.run.catalog import Catalog
-from pytest_tau2.run.trials import trial_id
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -22,9 +22,9 @@ import pytest
 if TYPE_CHECKING:
     from pytest_tau2.plugin.item import ItemTrial
     from pytest_tau2.run.catalog import Scenario
-    from pytest_tau2.run.participants import Context
     from pytest_tau2.run.pipeline import Judge
     from pytest_tau2.run.trial import Agent
+    from pytest_tau2.run.view import TrialView as Context
     from pytest_tau2.settings import Settings
 
 

@@ -37,13 +37,13 @@ from pytest_tau2.plugin.keys import (
 from pytest_tau2.plugin.overrides import FixtureOverrides
 from pytest_tau2.report import subresults
 from pytest_tau2.report.record import ScenarioRecord
-from pytest_tau2.report.run_folder import resume_refusal
 from pytest_tau2.report.saving import Saver, SaveTicket
 from pytest_tau2.report.subresults import SubResult
 from pytest_tau2.run import participants
 from pytest_tau2.run.budget import BudgetReached
 from pytest_tau2.run.pipeline import Judge
 from pytest_tau2.run.prefetch import Prefetched, Prefetcher
+from pytest_tau2.run.run_folder import resume_refusal
 from pytest_tau2.run.trial import Agent, Trial, TrialResult
 from pytest_tau2.settings import Settings
 

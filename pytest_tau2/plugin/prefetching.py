@@ -18,7 +18,7 @@ from pytest_tau2.plugin.run_report import UNREPORTED_KEY, RunReport
 from pytest_tau2.settings import Settings
 
 if TYPE_CHECKING:
-    from pytest_tau2.run.outcome import ScenarioOutcome
+    from pytest_tau2.run import ScenarioOutcome
     from pytest_tau2.run.prefetch import Prefetched, Prefetcher
     from pytest_tau2.scenario.base import Scenario
 

@@ -23,12 +23,12 @@ from pytest_tau2.plugin.keys import item_id
 from pytest_tau2.report import agreement, files, uncertainty
 from pytest_tau2.report.leaderboard import pass_hat_k_document
 from pytest_tau2.report.record import ScenarioRecord
-from pytest_tau2.report.run_folder import RunFolder
 from pytest_tau2.report.run_record import ErrorEntry, RunMetrics
 from pytest_tau2.report.saving import ResultWriter
 from pytest_tau2.report.summary import render
 from pytest_tau2.report.terminal import escape_controls
 from pytest_tau2.report.views import VIEWS, RunFiles, write_views
+from pytest_tau2.run.run_folder import RunFolder
 
 UNREPORTED_KEY = "tau2_unreported"
 """``workeroutput`` key: the payloads of a worker's conversations that finished for items it

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_tau2.plugin.gc_policy import freeze_collected
 from pytest_tau2.plugin.keys import CATALOG_KEY, SETTINGS_KEY, TRIAL_PARAM, scenario_name
-from pytest_tau2.report.shards import Shard, select
+from pytest_tau2.run import split_trial_id
 from pytest_tau2.run.catalog import (
     keyword_targets,
     node_id_targets,
@@ -19,7 +19,7 @@ from pytest_tau2.run.catalog import (
     signal_errors,
     unavailable_domain,
 )
-from pytest_tau2.run.trials import split_trial_id
+from pytest_tau2.settings.shards import Shard, select
 
 
 def _matches(name: str, pattern: str) -> bool:

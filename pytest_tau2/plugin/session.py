@@ -30,10 +30,10 @@ from pytest_tau2.plugin.selection_hint import HINTS_NAME, SelectionHints, XdistS
 from pytest_tau2.plugin.shown import ShownText
 from pytest_tau2.plugin.signals import SignalStop
 from pytest_tau2.report.files import describe_os_error
-from pytest_tau2.report.run_folder import RunFolder, RunFolderError
-from pytest_tau2.report.shards import parse_shard
 from pytest_tau2.run.catalog import Catalog
+from pytest_tau2.run.run_folder import RunFolder, RunFolderError
 from pytest_tau2.run.session import header_lines, preload_model_clients, wants_preload
+from pytest_tau2.settings.shards import parse_shard
 
 SELECTED_KEY = pytest.StashKey[bool]()
 """A scenario item was selected in this process (or reported by a worker, on an xdist controller)."""

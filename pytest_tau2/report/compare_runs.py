@@ -18,7 +18,7 @@ from pytest_tau2.errors import Tau2Error
 from pytest_tau2.report import null_baseline
 from pytest_tau2.report.compare import ScopeComparison, apply_holm, compare_scope, natural, power_text
 from pytest_tau2.report.record import ScenarioRecord
-from pytest_tau2.run.trials import split_trial_id
+from pytest_tau2.scenario.trial_ids import split_trial_id
 from pytest_tau2.stats.intervals import check_level, level_text
 
 SHOWN = 12

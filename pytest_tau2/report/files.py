@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from pytest_tau2.report.atomic import write_text_atomic
+from pytest_tau2.storage.atomic import write_text_atomic
 
 if TYPE_CHECKING:
     from pytest_tau2.report.record import ScenarioRecord
-    from pytest_tau2.run.outcome import ScenarioOutcome
+    from pytest_tau2.scenario.outcome import ScenarioOutcome
 
 
 def write_json(path: Path, data: object) -> None:

@@ -24,7 +24,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
-from pytest_tau2.report.atomic import write_text_atomic
+from pytest_tau2.storage.atomic import write_text_atomic
 
 MODES = ("suite", "testcase", "none")
 _ITEM = re.compile(r"\[(?P<id>.+)\]$")

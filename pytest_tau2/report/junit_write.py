@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_tau2.report import subresults
-from pytest_tau2.report.atomic import write_text_atomic
 from pytest_tau2.report.junit_shape import reshape
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.run_record import ErrorEntry
+from pytest_tau2.storage.atomic import write_text_atomic
 
 MARKER = "tau2_scenario"
 """The property every scenario testcase carries (the adapter's ``SCENARIO_PROPERTY``)."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from pytest_tau2.report.pass_k import PassK, Trial, pass_k, pass_k_by_domain
 from pytest_tau2.report.record import ScenarioRecord, read_records
-from pytest_tau2.run.trials import split_trial_id
+from pytest_tau2.scenario.trial_ids import split_trial_id
 from pytest_tau2.scoring.tau2_signal import TAU2_REWARD
 
 Results = Iterable[ScenarioRecord | Mapping[str, object]]

@@ -46,10 +46,9 @@ from pytest_tau2.report import files
 from pytest_tau2.report.junit_merge import JUnitMergeError, merge_junit
 from pytest_tau2.report.junit_shape import suite_properties
 from pytest_tau2.report.record import ScenarioRecord
-from pytest_tau2.report.run_folder import LOCK_FILE, PARTICIPANT_KEYS, RUN_FILE
-from pytest_tau2.report.run_record import ErrorEntry, RunInfo, RunMetrics
-from pytest_tau2.report.shards import Shard, parse_shard
+from pytest_tau2.report.run_record import LOCK_FILE, PARTICIPANT_KEYS, RUN_FILE, ErrorEntry, RunInfo, RunMetrics
 from pytest_tau2.report.views import VIEWS, RunFiles, write_views
+from pytest_tau2.settings.shards import Shard, parse_shard
 
 JUNIT_NAME = "junit.xml"
 """Where a shard's JUnit file is looked for (``--junitxml=<results dir>/junit.xml``), and the merged one's name."""

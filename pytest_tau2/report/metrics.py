@@ -23,7 +23,7 @@ from pytest_tau2.report.record import _MODEL, SCHEMA_VERSION, ScenarioRecord, Us
 from pytest_tau2.scoring.signals import SignalSpec, signal_specs
 
 if TYPE_CHECKING:
-    from pytest_tau2.run.outcome import ScenarioOutcome
+    from pytest_tau2.scenario.outcome import ScenarioOutcome
 
 __all__ = ["SCHEMA_VERSION", "build_metrics", "build_record", "metrics_schema"]
 

@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 
 from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.report import subresults
-from pytest_tau2.run.trials import trial_id
+from pytest_tau2.scenario.trial_ids import trial_id
 from pytest_tau2.scoring.signals import SignalSpec, signal_specs
 
 SCHEMA_VERSION = 1

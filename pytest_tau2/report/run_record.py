@@ -12,6 +12,12 @@ from pydantic import model_validator
 
 from pytest_tau2.report.record import Part, ScenarioRecord
 
+RUN_FILE = "run.json"
+LOCK_FILE = ".tau2.lock"
+"""Held (``flock``) by the process that owns a results folder while its run writes (run/run_folder.py)."""
+PARTICIPANT_KEYS = ("agent", "user")
+"""Fingerprint keys whose values the run's results name (a conftest's agent is known only then)."""
+
 
 class ErrorEntry(Part):
     """An item that ended without a result (``errors_without_result``): bad data, a crashed worker..."""

@@ -13,14 +13,34 @@ Conventions (docs/scoring.md):
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_tau2.extension.registry import Registry
 from pytest_tau2.report import agreement, leaderboard, uncertainty
 from pytest_tau2.report.record import LIMIT_STOP_REASONS, ScenarioRecord, Usage, read_records
 from pytest_tau2.report.run_record import ErrorEntry
 from pytest_tau2.scoring.signals import signal_specs
+
+
+@dataclass(frozen=True)
+class SummarySection:
+    """Lines another package adds to the run summary (all_summary.txt and the terminal's), after
+    the leaderboard's: tau2_format/upstream_diff.py adds the re-scored upstream runs' line."""
+
+    name: str
+    lines: Callable[[Sequence[ScenarioRecord]], list[str]]
+    """The section's lines for the run's records; none: the section is left out."""
+
+
+SECTIONS: Registry[str, SummarySection] = Registry("summary section", describe=lambda s: repr(s.lines))
+"""Every summary section by name, in the order they are shown (extension/registry.py)."""
+
+
+def register_summary_section(section: SummarySection, *, replace: bool = False) -> SummarySection:
+    """Add a section to every run summary (a run's end, ``merge``, ``rescore``)."""
+    return SECTIONS.register(section.name, section, replace=replace)
 
 
 @dataclass
@@ -161,10 +181,10 @@ def render(
     comparable = leaderboard.summary_lines(records, names)  # tau2 reward and pass^k (docs/leaderboard.md)
     if comparable:
         lines += ["", *comparable]
-    if any(m.user == "replay" for m in records):  # a replay of upstream runs (docs/replay.md)
-        from pytest_tau2.report import upstream_diff
-
-        lines += ["", *upstream_diff.summary_lines(records)]
+    for section in SECTIONS.values():  # other packages' sections (a replay of upstream runs: docs/replay.md)
+        extra = section.lines(records)
+        if extra:
+            lines += ["", *extra]
     intervals = uncertainty.summary_lines(records, names, level)  # docs/statistics.md
     if intervals:
         lines += ["", *intervals]

@@ -20,7 +20,7 @@ from typing import Any
 from pytest_tau2.report import leaderboard
 from pytest_tau2.report.pass_k import Trial
 from pytest_tau2.report.record import ScenarioRecord, read_records
-from pytest_tau2.run.trials import split_trial_id
+from pytest_tau2.scenario.trial_ids import split_trial_id
 from pytest_tau2.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, NoiseFloor, cluster_bootstrap, wilson
 from pytest_tau2.stats.intervals import level_text
 from pytest_tau2.stats.noise import noise_floor

@@ -4,7 +4,8 @@ A view is a :class:`RunView` in the :data:`VIEWS` registry (extension/registry.p
 file it writes) and a function of the run's :class:`RunFiles`. The run's end on the process that
 owns the results folder (plugin/run_report.py) and ``pytest-tau2 merge`` (report/merge.py) both
 write every registered view through :func:`write_views`, in registration order. The built-ins are
-all_metrics.json and all_summary.txt (required) and report.html (optional). Each view is written
+all_metrics.json and all_summary.txt (required) and report.html (optional); tau2_format adds
+upstream_differences.json (tau2_format/upstream_diff.py). Each view is written
 on its own: one that fails never keeps the others from being written; the failures come back to
 the caller (a run reports each in one line, ``pytest-tau2 merge`` refuses a failed required one).
 A package adds a view with :func:`register_report_view`, say a CSV for a dashboard.
@@ -80,16 +81,9 @@ def _html(run: RunFiles) -> None:
     write_report([run.results_dir], run.results_dir / "report.html")
 
 
-def _upstream_differences(run: RunFiles) -> None:
-    from pytest_tau2.report import upstream_diff  # writes only for a replay of upstream runs
-
-    upstream_diff.write(run.results_dir, run.records)
-
-
 for _view in (
     RunView("all_metrics.json", _all_metrics, required=True),
     RunView("all_summary.txt", _summary, required=True),
     RunView("report.html", _html),
-    RunView("upstream_differences.json", _upstream_differences),
 ):
     register_report_view(_view)

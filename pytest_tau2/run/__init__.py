@@ -1,8 +1,8 @@
 """RUN: one scenario end to end, without pytest.
 
-- :mod:`.outcome`: the records a run produces (:class:`GoldResult`, :class:`ScenarioOutcome`);
+- the records a run produces (:class:`GoldResult`, :class:`ScenarioOutcome`: scenario/outcome.py);
 - :mod:`.seeding`: seeded states, initialization, tools, the cached gold replay;
-- :mod:`.participants`: participant kinds as one table, and the per-scenario :class:`Context`;
+- :mod:`.participants`: participant kinds as one table; :mod:`.view`: the :class:`TrialView` their factories get;
 - :mod:`.trial`: one trial (scenario x trial seed), its participants built once, its result;
 - :mod:`.catalog`: every scenario of the run by name (and the selections aimed at a domain);
 - :mod:`.session`: once per process: model clients preloaded and closed, the run header;
@@ -12,9 +12,10 @@
 """
 
 from pytest_tau2.run.agent_side import AgentSide, InProcessAgentSide, ProvidesAgentSide, Seat
-from pytest_tau2.run.outcome import GoldResult, ScenarioOutcome
 from pytest_tau2.run.pipeline import run_scenario, scenario_verdict
 from pytest_tau2.run.seeding import apply_initialization, build_environments, gold_replay, prepare, seed_states
+from pytest_tau2.scenario.outcome import GoldResult, ScenarioOutcome
+from pytest_tau2.scenario.trial_ids import split_trial_id, trial_id  # the adapter's item ids, through the door
 
 __all__ = [
     "AgentSide",
@@ -30,4 +31,6 @@ __all__ = [
     "run_scenario",
     "scenario_verdict",
     "seed_states",
+    "split_trial_id",
+    "trial_id",
 ]

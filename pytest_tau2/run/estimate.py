@@ -26,8 +26,8 @@ from typing import Any
 
 from pytest_tau2.run import participants
 from pytest_tau2.run.estimate_model import COUNTS, Figures, prompt_size_estimate
-from pytest_tau2.run.trials import trial_id
 from pytest_tau2.scenario.base import Scenario
+from pytest_tau2.scenario.trial_ids import trial_id
 from pytest_tau2.settings import Settings
 
 __all__ = ["ESTIMATE_FILE", "SIDES", "Estimate", "Figures", "estimate", "expected_cost"]
@@ -133,7 +133,7 @@ class Estimate:
         return cls(items, prices)
 
     def write(self, path: Path) -> None:
-        from pytest_tau2.report.atomic import write_text_atomic
+        from pytest_tau2.storage.atomic import write_text_atomic
 
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, json.dumps(self.to_dict(), indent=2) + "\n")

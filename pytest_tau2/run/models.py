@@ -10,7 +10,7 @@ from pytest_tau2.run.judges import judge_configs
 from pytest_tau2.settings import Settings
 
 if TYPE_CHECKING:
-    from pytest_tau2.llm.client import ModelConfig
+    from pytest_tau2.llm.config import ModelConfig
 
 
 def model_config(settings: Settings, side: str) -> ModelConfig | None:
@@ -43,3 +43,10 @@ def all_model_configs(settings: Settings, side: str) -> list[ModelConfig]:
         return [_priced(settings, config) for config in judge_configs(settings)]
     config = model_config(settings, side)
     return [config] if config is not None else []
+
+
+def model_roles(settings: Settings) -> dict[str, list[ModelConfig]]:
+    """Every model role of a run, resolved from its settings: ``agent``, ``user`` (one model at most)
+    and ``judge`` (several: a jury), each priced at ``--tau2-price``. The one place a trial's view
+    (run/view.py) takes its roles from."""
+    return {role: all_model_configs(settings, role) for role in ("agent", "user", "judge")}

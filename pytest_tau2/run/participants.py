@@ -2,44 +2,41 @@
 
 A *kind* is a name (``--tau2-agent NAME`` / ``--tau2-user NAME``, ``NAME:ARGUMENT`` for kinds
 that take an argument, like ``replay:PATH``) mapped to a :class:`ParticipantKind`: its
-factory, its validation, and how metrics and the run header name it. Built-in agents:
-``oracle`` (offline default), ``litellm``, ``replay:PATH``, ``websocket``, ``mcp:COMMAND``
-(docs/mcp.md), ``null`` (the do-nothing baseline); built-in users:
-``scripted`` (offline default), ``litellm``, ``replay`` (an upstream run's saved user turns).
+factory, its validation, and how metrics and the run header name it. A factory gets the
+trial's :class:`~pytest_tau2.run.view.TrialView` (``pytest_tau2.TrialView``) and the argument.
+
+Built-in agents: ``oracle`` (offline default) and ``litellm``, here; ``replay:PATH``
+(run/replay_kinds.py), ``websocket`` (bot/kind.py), ``mcp:COMMAND`` (mcp/kind.py, docs/mcp.md),
+``null`` (run/null_kind.py, the do-nothing baseline). Built-in users: ``scripted`` (offline
+default) and ``litellm``, here; ``replay`` (run/replay_kinds.py). The kinds that live elsewhere
+register themselves when the extension registry loads (extension/registry.py, ``BUILTINS``), so
+this table never imports the packages above it.
 
 Another package adds a kind with :func:`register_participant_kind` (from its pytest plugin or
-conftest), or by declaring an entry point in the ``pytest_tau2.participants`` group whose
-object is a :class:`ParticipantKind` (loaded on the first lookup). See docs/participants.md.
+conftest), or through an entry point (the ``pytest_tau2`` group, or the older
+``pytest_tau2.participants`` group whose objects are kinds), loaded on the first lookup.
+See docs/participants.md.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
+import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib.metadata import EntryPoint
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pytest_tau2.conversation.offline import GoldPlan, OracleAgent, ScriptedUser
 from pytest_tau2.conversation.protocol import Participant
-from pytest_tau2.environment.tools import resolve_tool
-from pytest_tau2.errors import ScenarioNotApplicable, SettingsError
+from pytest_tau2.errors import SettingsError
 from pytest_tau2.extension.registry import Registry, add_group
-from pytest_tau2.llm.secrets import mask_url
-from pytest_tau2.llm.usage import UsageMeter
-from pytest_tau2.run import upstream_replay
-from pytest_tau2.run.judges import judge_labels, judge_models
+from pytest_tau2.run.checks import check_options, litellm_needed_for
+from pytest_tau2.run.judges import judge_models
 from pytest_tau2.run.models import all_model_configs as all_model_configs  # re-exported: run_folder, budget, estimate
 from pytest_tau2.run.models import model_config as model_config
-from pytest_tau2.run.trials import trial_id, trial_seed
+from pytest_tau2.run.view import TrialView, gold_plan
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.settings import Settings
-
-if TYPE_CHECKING:
-    from pytest_tau2.llm.cassette import Cassette
-    from pytest_tau2.llm.client import ModelConfig, RetryPolicy
-    from pytest_tau2.run.pipeline import Judge
 
 Side = Literal["agent", "user"]
 ENTRY_POINT_GROUP = "pytest_tau2.participants"
@@ -47,7 +44,7 @@ ENTRY_POINT_GROUP = "pytest_tau2.participants"
 
 
 class Factory(Protocol):
-    def __call__(self, ctx: Context, argument: str | None) -> Participant: ...
+    def __call__(self, view: TrialView, argument: str | None) -> Participant: ...
 
 
 @dataclass(frozen=True)
@@ -67,6 +64,9 @@ class ParticipantKind:
     """Refuse impossible settings up front: raise :class:`~pytest_tau2.errors.SettingsError`."""
     describe: Callable[[Settings, str | None], str] | None = None
     """How metrics and the run header name it (default: the option's value)."""
+    plan: Callable[[Scenario, str | None], list[dict[str, Any]] | None] | None = None
+    """An agent kind that replays other actions than the scenario's gold ones (``replay:PATH``):
+    the actions of the trial's gold plan, which the scripted user follows too (None: the gold ones)."""
 
 
 _KINDS: Registry[tuple[Side, str], ParticipantKind] = Registry(
@@ -116,42 +116,15 @@ def user_kind(settings: Settings) -> tuple[ParticipantKind, str | None]:
 
 
 def validate_settings(settings: Settings) -> None:
-    """Refuse impossible combinations up front, naming the option (:class:`SettingsError`)."""
+    """Refuse impossible combinations up front, naming the option (:class:`SettingsError`): each
+    kind's own checks, then the rest of the settings (run/checks.py)."""
     for side, spec in (("agent", settings.agent_kind), ("user", settings.user_kind)):
         kind, argument = lookup(side, spec)  # type: ignore[arg-type]
         if kind.model_side and not getattr(settings, f"{kind.model_side}_model"):
             raise SettingsError(f"--tau2-{side} {kind.name} needs --tau2-{kind.model_side}-model MODEL")
         if kind.validate is not None:
             kind.validate(settings, argument)
-    for side in ("agent", "user", "judge"):
-        try:
-            configs = all_model_configs(settings, side)
-        except ValueError as exc:
-            raise SettingsError(str(exc)) from None
-        for config in configs if settings.recording != "none" else ():  # a replay-only run calls no provider
-            from pytest_tau2.llm.providers import provider_problem
-
-            problem = provider_problem(config.model, config.args, f"--tau2-{side}-model")
-            if problem is not None:
-                raise SettingsError(problem)
-    if settings.telecom_tasks not in ("base", "full"):
-        raise SettingsError(f"--tau2-telecom-tasks must be 'base' or 'full', got {settings.telecom_tasks!r}")
-    from pytest_tau2.domains.tau2_banking_knowledge.retrieval import check_retrieval
-
-    problem = check_retrieval(settings.retrieval)
-    if problem is not None:
-        raise SettingsError(problem)
-    if settings.verdict not in ("six-signal", "tau2-reward"):
-        raise SettingsError(f"--tau2-verdict must be 'six-signal' or 'tau2-reward', got {settings.verdict!r}")
-    if settings.trials < 1:
-        raise SettingsError(f"--tau2-trials must be at least 1, got {settings.trials}")
-    if settings.price:
-        from pytest_tau2.llm.prices import parse_prices
-
-        try:  # refused at start even when no model of this run is named in it
-            parse_prices(settings.price)
-        except ValueError as exc:
-            raise SettingsError(str(exc)) from None
+    check_options(settings)
 
 
 def uses_llm(settings: Settings) -> bool:
@@ -160,20 +133,8 @@ def uses_llm(settings: Settings) -> bool:
 
 
 def litellm_needed(settings: Settings) -> bool:
-    """Whether this run's model calls need litellm: a model the OpenAI wire path cannot carry
-    (another provider, ``--tau2-llm-transport litellm``), or one litellm may have to price."""
-    if not uses_llm(settings):
-        return False
-    if settings.llm_transport == "litellm":
-        return True
-    from pytest_tau2.llm.openai_wire import route
-    from pytest_tau2.llm.pricing import maybe_priced
-
-    for side in ("agent", "user", "judge"):
-        for config in all_model_configs(settings, side):
-            if route(config.model, config.args, []) is None or maybe_priced([config.model]):
-                return True
-    return False
+    """Whether this run's model calls need litellm (run/checks.py)."""
+    return litellm_needed_for(settings, uses_llm(settings))
 
 
 def _name(side: Side, settings: Settings) -> str:
@@ -193,290 +154,90 @@ def describe_user(settings: Settings) -> str:
     return _name("user", settings)
 
 
-# ---- the per-scenario context ------------------------------------------------------------------
+# ---- a trial's view, and its participants ------------------------------------------------------------
 
 
-@dataclass
-class Context:
-    """What the built-in participants of one scenario share."""
+def trial_plan(scenario: Scenario, settings: Settings) -> GoldPlan:
+    """The gold plan of a trial of ``scenario``: the agent kind's own actions when it replays others
+    (``replay:PATH``), else the scenario's gold actions."""
+    kind, argument = agent_kind(settings)
+    return gold_plan(scenario, kind.plan(scenario, argument) if kind.plan is not None else None)
 
-    scenario: Scenario
-    settings: Settings
-    plan: GoldPlan
-    usage: UsageMeter = field(default_factory=UsageMeter)
-    trial: int = 1
-    """Which trial of the scenario this is (1..``--tau2-trials``)."""
+
+def trial_view(scenario: Scenario, settings: Settings, trial: int = 1) -> TrialView:
+    """The view of one trial of ``scenario`` that a kind's factory gets (run/trial.py builds one per trial)."""
+    return TrialView(scenario, settings, trial_plan(scenario, settings), trial=trial, calls_models=uses_llm(settings))
+
+
+def make_agent(view: TrialView) -> Participant:
+    kind, argument = agent_kind(view.settings)
+    return kind.build(view, argument)
+
+
+def make_user(view: TrialView) -> Participant:
+    kind, argument = user_kind(view.settings)
+    return kind.build(view, argument)
+
+
+class Context(TrialView):
+    """Deprecated (kept for one release; docs/participants.md taught it): a factory gets a
+    :class:`~pytest_tau2.run.view.TrialView`; build one with :func:`trial_view`."""
+
+    def __init__(
+        self, scenario: Scenario, settings: Settings, plan: GoldPlan, usage: Any = None, trial: int = 1
+    ) -> None:
+        _deprecated()
+        super().__init__(scenario, settings, plan, trial=trial, usage=usage, calls_models=uses_llm(settings))
 
     @classmethod
-    def for_scenario(cls, scenario: Scenario, settings: Settings, trial: int = 1) -> Context:
-        actions = _replayed_actions(settings, scenario)
-        if actions is None:
-            actions = scenario.gold_actions() or []
-        # One plan for both sides: the oracle/replay agent and the scripted user take turns on it.
-        plan = GoldPlan(
-            [dict(a) for a in actions],
-            ending_tools=_ending_names(scenario),
-            communicate=tuple(getattr(scenario, "communicate_info", ())),  # tau2's COMMUNICATE facts
-        )
-        return cls(scenario, settings, plan, trial=trial)
-
-    @property
-    def seed(self) -> int:
-        """This trial's seed (run/trials.py), passed to the agent and user models."""
-        return trial_seed(self.settings.seed, self.trial)
-
-    @property
-    def result_name(self) -> str:
-        """The trial's item id and results folder (its cassette is named after it)."""
-        return trial_id(self.scenario.name, self.trial, self.settings.trials)
-
-    def retry_policy(self) -> RetryPolicy:
-        from pytest_tau2.llm.client import RetryPolicy
-
-        return RetryPolicy(
-            max_retries=self.settings.llm_retries,
-            timeout_s=self.settings.llm_timeout,
-            transport=self.settings.llm_transport,
-            max_connections=self.settings.max_connections,
-            rpm=self.settings.rpm,
-            tpm=self.settings.tpm,
-            rate_limit_timeout_s=self.settings.rate_limit_timeout,
-        )
-
-    def model_config(self, side: str) -> ModelConfig | None:
-        """The side's model, with this trial's ``seed`` for the agent and the user (as upstream; not
-        the judge). A ``seed`` given in ``--tau2-<side>-args`` wins: it is the same in every trial."""
-        config = model_config(self.settings, side)
-        if config is None or side == "judge" or "seed" in config.args:
-            return config
-        return dataclasses.replace(config, args={**config.args, "seed": self.seed})
-
-    def required_model(self, side: str) -> ModelConfig:
-        config = self.model_config(side)
-        if config is None:  # validate_settings refuses this before any scenario runs
-            raise SettingsError(f"the {side} needs --tau2-{side}-model MODEL")
-        return config
-
-    def models(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for side in ("agent", "user", "judge"):
-            config = self.model_config(side)
-            out[side] = config.safe_dict() if config is not None else None
-        judges = all_model_configs(self.settings, "judge")
-        if len(judges) > 1:  # a jury; one judge's file stays as it was
-            out["judges"] = [config.safe_dict() for config in judges]
-        return out
-
-    @functools.cached_property
-    def cassette(self) -> Cassette | None:
-        """This trial's cassette under ``--tau2-record-mode`` (read once, here), else None."""
-        mode = self.settings.recording
-        if mode is None or not uses_llm(self.settings):
-            return None
-        from pytest_tau2.llm.cassette import Cassette
-
-        return Cassette.open(self.settings.cassette_dir or "cassettes", self.result_name, mode)
-
-    def save_cassette(self) -> dict[str, Any] | None:
-        """Write the cassette if this run recorded calls; what metrics.json says about it (None: off;
-        with ``error`` when the cassette could not be written)."""
-        cassette: Cassette | None = self.__dict__.get("cassette")  # None: off, or never opened
-        if cassette is None:
-            return None
-        try:
-            cassette.save()
-        except OSError as exc:  # a full cassette folder loses the recording, never the scored result
-            from pytest_tau2.report.files import describe_os_error
-
-            return {**cassette.stats(), "error": f"cassette {cassette.path}: {describe_os_error(exc)}"}
-        return cassette.stats()
-
-    @functools.cached_property
-    def secrets(self) -> list[str]:
-        """Credential strings of the configured models (never numbers such as ``max_tokens``)."""
-        found: list[str] = []
-        for side in ("agent", "user", "judge"):
-            for config in all_model_configs(self.settings, side):
-                found += config.secrets()
-        return found
-
-    def redact_data(self, value: Any) -> Any:
-        """``value`` with every string redacted, walked as data (numbers and structure untouched)."""
-        from pytest_tau2.llm.secrets import redact_data
-
-        return redact_data(value, self.secrets)
-
-    def redact(self, text: str) -> str:
-        from pytest_tau2.llm.client import redact
-
-        return redact(text, self.secrets)
+    def for_scenario(cls, scenario: Scenario, settings: Settings, trial: int = 1) -> TrialView:
+        _deprecated()
+        return trial_view(scenario, settings, trial)
 
 
-def _replayed_actions(settings: Settings, scenario: Scenario) -> list[dict[str, Any]] | None:
-    """The recorded actions of ``scenario`` with ``--tau2-agent replay:PATH`` (None: not replaying / absent)."""
-    kind, argument = agent_kind(settings)
-    if kind.name != "replay" or argument is None or upstream_replay.replays_results(argument):
-        return None  # an upstream run replays its saved turns (run/upstream_replay.py), not a plan
-    from pytest_tau2.conversation.replay import load_replay_file
-
-    return load_replay_file(argument).get(scenario.name)
-
-
-def _ending_names(scenario: Scenario) -> frozenset[str]:
-    """Tool and action names of the agent tools that end the conversation."""
-    names = set()
-    for cls_name in scenario.agent_resources.tools:
-        cls = resolve_tool(scenario.namespace, cls_name)
-        if cls.ends_conversation:
-            names.add(cls.name)
-            if cls.action_name:
-                names.add(cls.action_name)
-    return frozenset(names)
-
-
-def make_agent(ctx: Context) -> Participant:
-    kind, argument = agent_kind(ctx.settings)
-    return kind.build(ctx, argument)
-
-
-def make_user(ctx: Context) -> Participant:
-    kind, argument = user_kind(ctx.settings)
-    return kind.build(ctx, argument)
-
-
-def make_judge(ctx: Context) -> Judge | None:
-    """The judge of a trial: one LLM judge, or a jury of several (``--tau2-judge-model A,B,C``)."""
-    configs = all_model_configs(ctx.settings, "judge")  # priced at --tau2-price
-    if not configs:
-        return None
-    from pytest_tau2.scoring.judge import LLMJudge
-
-    judges = [
-        LLMJudge(config, ctx.retry_policy(), ctx.usage, cassette=ctx.cassette, prompt=ctx.settings.judge_prompt)
-        for config in configs
-    ]
-    if len(judges) == 1:
-        return judges[0]
-    from pytest_tau2.scoring.jury import Jury
-
-    return Jury(judges, judge_labels(configs))
-
-
-# ---- the built-in kinds ---------------------------------------------------------------------------
-
-
-def _oracle(ctx: Context, argument: str | None) -> Participant:
-    return OracleAgent(ctx.plan, min_turns=max(ctx.settings.min_agent_turns, 1))
-
-
-def _null(ctx: Context, argument: str | None) -> Participant:
-    from pytest_tau2.conversation.null_agent import NullAgent
-
-    return NullAgent(min_turns=max(ctx.settings.min_agent_turns, 1))
-
-
-def _replay(ctx: Context, argument: str | None) -> Participant:
-    if upstream_replay.replays_results(argument):
-        return upstream_replay.agent(ctx.scenario, ctx.settings, ctx.trial)
-    if _replayed_actions(ctx.settings, ctx.scenario) is None:
-        raise ScenarioNotApplicable(f"{ctx.scenario.name} is not in the replay file {argument}")
-    return OracleAgent(ctx.plan, min_turns=max(ctx.settings.min_agent_turns, 1))
-
-
-def _validate_replay(settings: Settings, argument: str | None) -> None:
-    from pytest_tau2.conversation.replay import ReplayFileError, load_replay_file
-
-    if upstream_replay.replays_results(argument):
-        upstream_replay.validate(settings, argument or "")
-        return
-    try:
-        load_replay_file(argument or "")
-    except ReplayFileError as exc:
-        raise SettingsError(str(exc)) from None
-
-
-def _websocket(ctx: Context, argument: str | None) -> Participant:
-    from pytest_tau2.bot.client import WebSocketAgent
-
-    scenario = ctx.scenario
-    if scenario.message_history:
-        raise ScenarioNotApplicable(
-            f"{scenario.name} opens with a message history, which the bot protocol does not carry (run it in process)"
-        )
-    if getattr(scenario, "sides_share_db", False) and "user" in scenario.sides:
-        raise ScenarioNotApplicable(
-            f"{scenario.name}: agent and customer share one DB, which a bot cannot hold for both (run it in process)"
-        )
-    return WebSocketAgent(
-        ctx.settings.agent_url or "", ctx.scenario, ctx.settings, reply_timeout=ctx.settings.agent_timeout
+def _deprecated() -> None:
+    warnings.warn(
+        "pytest_tau2.run.participants.Context is deprecated: a participant kind's factory receives a "
+        "pytest_tau2.TrialView (pytest_tau2.run.participants.trial_view builds one)",
+        DeprecationWarning,
+        stacklevel=3,
     )
 
 
-def _validate_websocket(settings: Settings, argument: str | None) -> None:
-    if not settings.agent_url:
-        raise SettingsError("--tau2-agent websocket needs --tau2-agent-url ws://HOST:PORT")
+# ---- the built-in kinds that run here --------------------------------------------------------------
 
 
-def _mcp(ctx: Context, argument: str | None) -> Participant:
-    from pytest_tau2.mcp.agent import McpAgent
-
-    if ctx.scenario.message_history:
-        raise ScenarioNotApplicable(
-            f"{ctx.scenario.name} opens with a message history, which the MCP user channel does not carry "
-            "(run it in process)"
-        )
-    env = {"TAU2_SEED": str(ctx.seed)}
-    return McpAgent(argument, ctx.scenario, reply_timeout=ctx.settings.agent_timeout, env=env)
+def _oracle(view: TrialView, argument: str | None) -> Participant:
+    return OracleAgent(view.plan, min_turns=max(view.settings.min_agent_turns, 1))
 
 
-def _validate_mcp(settings: Settings, argument: str | None) -> None:
-    if not (argument or "").strip():
-        raise SettingsError(
-            '--tau2-agent mcp:COMMAND needs the command that starts the agent, e.g. --tau2-agent mcp:"python agent.py"'
-        )
-    import importlib.util
-
-    if importlib.util.find_spec("mcp") is None:
-        raise SettingsError("--tau2-agent mcp needs the MCP SDK: pip install 'pytest-tau2[mcp]' (docs/mcp.md)")
-
-
-def _litellm_agent(ctx: Context, argument: str | None) -> Participant:
+def _litellm_agent(view: TrialView, argument: str | None) -> Participant:
     from pytest_tau2.conversation.llm_participants import LiteLLMAgent
 
-    return LiteLLMAgent(ctx.required_model("agent"), ctx.retry_policy(), ctx.usage, cassette=ctx.cassette)
+    return LiteLLMAgent(view.required_model("agent"), view.retry_policy(), view.usage, cassette=view.cassette)
 
 
-def _scripted(ctx: Context, argument: str | None) -> Participant:
+def _scripted(view: TrialView, argument: str | None) -> Participant:
     return ScriptedUser(
-        ctx.scenario.user_opening(),
-        ctx.plan,
-        patience=max(3, ctx.settings.min_agent_turns) + 2,
-        agent_follows_plan=agent_kind(ctx.settings)[0].follows_plan,
+        view.scenario.user_opening(),
+        view.plan,
+        patience=max(3, view.settings.min_agent_turns) + 2,
+        agent_follows_plan=agent_kind(view.settings)[0].follows_plan,
     )
 
 
-def _litellm_user(ctx: Context, argument: str | None) -> Participant:
+def _litellm_user(view: TrialView, argument: str | None) -> Participant:
     from pytest_tau2.conversation.llm_participants import LiteLLMUser
 
-    return LiteLLMUser(ctx.required_model("user"), ctx.retry_policy(), ctx.usage, cassette=ctx.cassette)
+    return LiteLLMUser(view.required_model("user"), view.retry_policy(), view.usage, cassette=view.cassette)
 
 
 for _kind in (
     ParticipantKind("oracle", "agent", _oracle, "replays the gold actions (offline default)", follows_plan=True),
     ParticipantKind("litellm", "agent", _litellm_agent, "any model litellm accepts", model_side="agent",
                     describe=lambda s, _: f"litellm:{s.agent_model}"),
-    ParticipantKind("replay", "agent", _replay, "recorded tool calls from a replay file", argument="PATH",
-                    follows_plan=True, validate=_validate_replay),
-    ParticipantKind("websocket", "agent", _websocket, "an external bot (--tau2-agent-url)",
-                    validate=_validate_websocket, describe=lambda s, _: f"websocket:{mask_url(s.agent_url or '')}"),
-    ParticipantKind("mcp", "agent", _mcp, "an agent process that speaks MCP, started per scenario (docs/mcp.md)",
-                    argument="COMMAND", validate=_validate_mcp),
-    ParticipantKind("null", "agent", _null, "do-nothing baseline: polite, calls no domain tool, ends the call"),
     ParticipantKind("scripted", "user", _scripted, "follows the gold plan (offline default)"),
     ParticipantKind("litellm", "user", _litellm_user, "any model litellm accepts", model_side="user",
                     describe=lambda s, _: f"litellm:{s.user_model}"),
-    ParticipantKind("replay", "user", lambda ctx, _: upstream_replay.user(ctx.scenario, ctx.settings, ctx.trial),
-                    "the saved user turns of --tau2-agent replay:RESULTS (upstream runs)",
-                    validate=upstream_replay.validate_user),
 ):  # fmt: skip
     register_participant_kind(_kind)

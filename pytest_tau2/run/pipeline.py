@@ -20,9 +20,9 @@ from pytest_tau2.conversation.protocol import Participant
 from pytest_tau2.errors import InfrastructureError, ScenarioDefinitionError
 from pytest_tau2.llm.usage import UsageMeter
 from pytest_tau2.run.agent_side import ProvidesAgentSide, agent_side_for
-from pytest_tau2.run.outcome import ScenarioOutcome
 from pytest_tau2.run.seeding import gold_dbs, gold_replay, prepare
 from pytest_tau2.scenario.base import Scenario
+from pytest_tau2.scenario.outcome import ScenarioOutcome
 from pytest_tau2.scoring.signals import JudgeOutcome, ScoringInput, score
 from pytest_tau2.scoring.verdict import scenario_verdict
 from pytest_tau2.settings import Settings

@@ -23,10 +23,10 @@ from typing import Any
 
 from pytest_tau2.environment.env import warm_up
 from pytest_tau2.run.budget import BudgetReached, RunBudget
-from pytest_tau2.run.outcome import ScenarioOutcome
 from pytest_tau2.run.session import close_model_clients
 from pytest_tau2.run.trial import Trial, parse_item_id
 from pytest_tau2.scenario.base import Scenario
+from pytest_tau2.scenario.outcome import ScenarioOutcome
 from pytest_tau2.settings import Settings
 
 WARM_UP_AFTER_S = 0.05
@@ -238,7 +238,7 @@ class Prefetcher:
         if self.budget is not None:  # before the slot is handed on (callbacks run in order); also when
             # cancelled before it began (then its coroutine never runs): what it spent is spent
             budget = self.budget
-            started.future.add_done_callback(lambda _: budget.settle(name, started.trial.context.usage.spent()))
+            started.future.add_done_callback(lambda _: budget.settle(name, started.trial.view.usage.spent()))
         started.future.add_done_callback(self._finished)
         return True
 

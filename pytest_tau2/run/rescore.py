@@ -37,14 +37,14 @@ from pytest_tau2.report.junit_write import write_junit
 from pytest_tau2.report.leaderboard import pass_hat_k_document
 from pytest_tau2.report.merge import JUNIT_NAME, ShardFolder, read_folder
 from pytest_tau2.report.record import ScenarioRecord
-from pytest_tau2.report.run_folder import RUN_FILE, differences, fingerprint
-from pytest_tau2.report.run_record import ErrorEntry, RunInfo, RunMetrics
+from pytest_tau2.report.run_record import RUN_FILE, ErrorEntry, RunInfo, RunMetrics
 from pytest_tau2.report.saving import ResultWriter
 from pytest_tau2.report.summary import render
 from pytest_tau2.report.views import VIEWS, RunFiles, write_views
 from pytest_tau2.run.catalog import Catalog
 from pytest_tau2.run.judges import judge_models
 from pytest_tau2.run.participants import validate_settings
+from pytest_tau2.run.run_folder import differences, fingerprint
 from pytest_tau2.run.session import close_model_clients
 from pytest_tau2.run.trial import Trial
 from pytest_tau2.scoring.signals import JudgeOutcome

@@ -18,8 +18,8 @@ from pytest_tau2.environment.env import Environment
 from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.environment.tools import resolve_tool
 from pytest_tau2.errors import DataError
-from pytest_tau2.run.outcome import GoldResult
 from pytest_tau2.scenario.base import Scenario
+from pytest_tau2.scenario.outcome import GoldResult
 from pytest_tau2.settings import Settings
 
 SIDE_NAMES = {"assistant": "agent", "agent": "agent", "user": "user"}

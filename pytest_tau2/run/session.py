@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from pytest_tau2.llm.secrets import redact, redactor
-from pytest_tau2.report.run_folder import endpoints
 from pytest_tau2.report.terminal import escape_controls
 from pytest_tau2.run import participants
+from pytest_tau2.run.run_folder import endpoints
 from pytest_tau2.settings import Settings
 
 

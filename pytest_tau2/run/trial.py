@@ -3,8 +3,9 @@ and its result as the results folder holds it.
 
 Both the scenario item's fixtures (plugin/item.py) and ``--tau2-concurrency``'s prefetcher
 (run/prefetch.py) go through :class:`Trial`: the prefetcher builds the trial of an item it
-starts early, and that item's built-in fixtures then hand out the very same scenario, context and
-participants. An overridden participant fixture (a conftest's own Python agent) takes the place
+starts early, and that item's built-in fixtures then hand out the very same scenario, view and
+participants. A participant kind's factory sees the trial through its :class:`TrialView`
+(run/view.py), never the trial itself. An overridden participant fixture (a conftest's own Python agent) takes the place
 of the built-in one, and the trial runs with it instead. No pytest here.
 """
 
@@ -23,11 +24,12 @@ from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.terminal import escape_controls
 from pytest_tau2.run import participants
 from pytest_tau2.run.agent_side import ProvidesAgentSide
-from pytest_tau2.run.outcome import ScenarioOutcome
 from pytest_tau2.run.pipeline import Judge, run_scenario
 from pytest_tau2.run.session import close_model_clients
-from pytest_tau2.run.trials import split_trial_id
+from pytest_tau2.run.view import TrialView
 from pytest_tau2.scenario.base import Scenario
+from pytest_tau2.scenario.outcome import ScenarioOutcome
+from pytest_tau2.scenario.trial_ids import split_trial_id
 from pytest_tau2.settings import Settings
 
 Agent = Participant | ProvidesAgentSide
@@ -57,7 +59,7 @@ def parse_item_id(item_id: str, trials: int) -> tuple[str, int]:
 
 
 class Trial:
-    """A scenario's trial: the shared context of its built-in participants, and each built-in
+    """A scenario's trial: the view its built-in participants are built from, and each built-in
     participant built once, when first asked for (a kind that cannot serve the scenario, say a
     replay file without it, then fails where it is used, not where an override replaced it)."""
 
@@ -65,22 +67,27 @@ class Trial:
         self.scenario = scenario
         self.settings = settings
         self.number = trial
-        self.context = participants.Context.for_scenario(scenario, settings, trial=trial)
+        self.view = participants.trial_view(scenario, settings, trial)
         self._agent: Agent = _UNBUILT
         self._user: Participant = _UNBUILT
         self._judge: Judge | None = _UNBUILT
+
+    @property
+    def context(self) -> TrialView:
+        """The trial's view (the ``tau2_context`` fixture hands it out)."""
+        return self.view
 
     # ---- identity ------------------------------------------------------------------------------
 
     @property
     def seed(self) -> int:
-        """This trial's seed (run/trials.py), passed to the agent and user models."""
-        return self.context.seed
+        """This trial's seed (scenario/trial_ids.py), passed to the agent and user models."""
+        return self.view.seed
 
     @property
     def result_name(self) -> str:
         """The item id and results folder: ``<scenario>-t<k>``, or the name alone for one trial."""
-        return self.context.result_name
+        return self.view.result_name
 
     def record(self) -> dict[str, Any]:
         """What metrics.json records about the trial."""
@@ -91,19 +98,19 @@ class Trial:
     @property
     def agent(self) -> Agent:
         if self._agent is _UNBUILT:
-            self._agent = participants.make_agent(self.context)
+            self._agent = participants.make_agent(self.view)
         return self._agent
 
     @property
     def user(self) -> Participant:
         if self._user is _UNBUILT:
-            self._user = participants.make_user(self.context)
+            self._user = participants.make_user(self.view)
         return self._user
 
     @property
     def judge(self) -> Judge | None:
         if self._judge is _UNBUILT:
-            self._judge = participants.make_judge(self.context)
+            self._judge = make_judge(self.view)
         return self._judge
 
     def built_in(self, participant: object) -> bool:
@@ -140,7 +147,7 @@ class Trial:
         """The conversation and its scoring, with the built-in participants unless others are given."""
         from pytest_tau2.llm.scope import SCOPE, ModelScope
 
-        ctx = self.context
+        ctx = self.view
         # Tools that call models (banking's dense retrieval and reranker) find the cassette here.
         token = SCOPE.set(
             ModelScope(ctx.cassette, ctx.retry_policy(), ctx.usage, self.settings, asyncio.get_running_loop())
@@ -175,10 +182,10 @@ class Trial:
     def result(self, outcome: ScenarioOutcome, agent: object, user: object) -> TrialResult:
         """Metrics and file texts of one outcome. No pytest in it: the prefetcher builds it on its
         loop thread as each conversation ends (the item's thread then has little left to do)."""
-        ctx = self.context
+        ctx = self.view
         infra = outcome.infrastructure_error
         infra_text = ctx.redact(str(infra)) if infra is not None else None
-        recording = ctx.save_cassette()
+        recording = self.save_cassette()
         metrics = build_record(
             outcome,
             models=ctx.models(),
@@ -202,6 +209,18 @@ class Trial:
         shown = escape_controls(infra_text) if infra_text is not None else None  # metrics.json keeps it exact
         return TrialResult(metrics, payload, shown, fatal=bool(getattr(infra, "fatal", False)))
 
+    def save_cassette(self) -> dict[str, Any] | None:
+        """Write the cassette if this trial recorded calls; what metrics.json says about it (None: off,
+        or never opened; with ``error`` when the cassette could not be written)."""
+        cassette = self.view.opened_cassette
+        if cassette is None:
+            return None
+        try:
+            cassette.save()
+        except OSError as exc:  # a full cassette folder loses the recording, never the scored result
+            return {**cassette.stats(), "error": f"cassette {cassette.path}: {files.describe_os_error(exc)}"}
+        return cassette.stats()
+
     def metadata(self, *, agent: str | None = None, user: str | None = None) -> dict[str, Any]:
         """metadata.json: what the scenario is, and who took part (``agent``/``user``: as
         :meth:`describe` names them; default: the configured kinds)."""
@@ -221,7 +240,7 @@ class Trial:
             "gold_actions": s.gold_actions(),
             "agent": agent or participants.describe_agent(self.settings),
             "user": user or participants.describe_user(self.settings),
-            "models": self.context.models(),
+            "models": self.view.models(),
             "labels": {"behavior_config": s.user_persona.behavior_config, "voice_config": s.user_persona.voice_config},
         }
 
@@ -232,3 +251,22 @@ class Trial:
         if "user" in s.sides:
             out["user"] = [resolve_tool(s.user_namespace, n).openai_schema() for n in s.user_resources.tools]
         return out
+
+
+def make_judge(view: TrialView) -> Judge | None:
+    """The judge of a trial: one LLM judge, or a jury of several (``--tau2-judge-model A,B,C``)."""
+    configs = view.judges  # priced at --tau2-price
+    if not configs:
+        return None
+    from pytest_tau2.run.judges import judge_labels
+    from pytest_tau2.scoring.judge import LLMJudge
+
+    judges = [
+        LLMJudge(config, view.retry_policy(), view.usage, cassette=view.cassette, prompt=view.settings.judge_prompt)
+        for config in configs
+    ]
+    if len(judges) == 1:
+        return judges[0]
+    from pytest_tau2.scoring.jury import Jury
+
+    return Jury(judges, judge_labels(list(configs)))

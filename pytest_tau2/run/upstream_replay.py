@@ -11,8 +11,8 @@ from __future__ import annotations
 from pytest_tau2.conversation.protocol import Participant
 from pytest_tau2.conversation.turn_replay import SavedTurns, split_sides
 from pytest_tau2.errors import ScenarioNotApplicable, SettingsError
-from pytest_tau2.run.trials import trial_id
 from pytest_tau2.scenario.base import Scenario
+from pytest_tau2.scenario.trial_ids import trial_id
 from pytest_tau2.settings import Settings
 from pytest_tau2.tau2_format.upstream_runs import SavedRun, UpstreamRunsError, is_results, load_runs
 

@@ -17,7 +17,7 @@ from pytest_tau2.data.parsing import read_json, read_toml
 from pytest_tau2.errors import DataError, ScenarioDefinitionError
 from pytest_tau2.scenario.model import Actions, Persona, Resources, Task
 from pytest_tau2.scoring.names import SuccessSignal, is_signal
-from pytest_tau2.scoring.rule import strict_and_outcome
+from pytest_tau2.scoring.rule import default_combinator, strict_and_outcome
 
 if TYPE_CHECKING:
     from pytest_tau2.environment.jsontypes import JSONObject
@@ -217,6 +217,7 @@ class Scenario:
         )
         return match_reference(self.reference_answer, recorded_actions, flags)
 
+    @default_combinator
     def compute_is_successful(self, signals: Mapping[str, object]) -> bool | str:
         """Combine the signal values into the verdict: strict AND over the whitelist (see scoring).
 

@@ -12,16 +12,15 @@ caller picks it from the assertion record (``side`` or upstream's ``env_type``:
 (``missing_predicate``, ``missing_db``, ``bad_assertion``, ``predicate_raised``,
 ``non_bool_result``). See ``docs/db-state-predicates.md``.
 
-Built-in domains register their predicates in ``pytest_tau2.domains.<domain>.predicates``;
-the first evaluation for such a domain imports that module if nothing is registered yet.
+A domain may name the module that registers its predicates (:func:`register_predicate_module`):
+the first evaluation for that domain, or a listing, imports it. The shipped domains name theirs in
+``pytest_tau2.domains.predicate_modules`` (scoring never imports a domain).
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from pytest_tau2.extension.registry import Registry
@@ -33,6 +32,14 @@ DB_STATE_PREDICATES: Registry[tuple[str, str], Predicate] = Registry(
 )
 """Every predicate by ``(domain, func_name)`` (extension/registry.py), filled by
 :func:`register_db_state_predicate`."""
+
+PREDICATE_MODULES: Registry[str, str] = Registry("db-state predicate module")
+"""The module that registers a domain's predicates, by domain: imported when first needed."""
+
+
+def register_predicate_module(domain: str, module: str) -> None:
+    """Name the module (``package.module``) whose import registers ``domain``'s predicates."""
+    PREDICATE_MODULES.register(domain, module, replace=True)
 
 
 class _ByDomain(Mapping[str, Mapping[str, Predicate]]):
@@ -95,34 +102,18 @@ def list_registered_predicates(domain: str | None = None) -> dict[str, list[str]
     are listed once their modules are imported.
     """
     if domain is not None:
-        _load_builtin(domain)
+        _load_module(domain)
         return {domain: sorted(ALL_DB_STATE_PREDICATES.get(domain, {}))}
-    for name in _builtin_domains():
-        _load_builtin(name)
+    for name in list(PREDICATE_MODULES):
+        _load_module(name)
     return {name: sorted(bucket) for name, bucket in sorted(ALL_DB_STATE_PREDICATES.items())}
 
 
-def _builtin_domains() -> list[str]:
-    """The domain packages shipped in ``pytest_tau2.domains`` that have a ``predicates`` module."""
-    import pytest_tau2.domains as domains
-
-    return sorted(
-        info.name
-        for info in pkgutil.iter_modules(domains.__path__)
-        if info.ispkg and any(Path(p, info.name, "predicates.py").is_file() for p in domains.__path__)
-    )
-
-
-def _load_builtin(domain: str) -> None:
-    """Import ``pytest_tau2.domains.<domain>.predicates`` when it exists (it registers itself)."""
-    if not domain.isidentifier():
-        return
-    module = f"pytest_tau2.domains.{domain}.predicates"
-    try:
+def _load_module(domain: str) -> None:
+    """Import the module named for ``domain`` (:data:`PREDICATE_MODULES`), if any: it registers itself."""
+    module = PREDICATE_MODULES.get(domain)
+    if module is not None:
         importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name is None or not module.startswith(exc.name):
-            raise
 
 
 def _verdict(func_name: Any, side: Any, expected: Any, message: Any, **outcome: Any) -> dict[str, Any]:
@@ -171,7 +162,7 @@ def evaluate_db_state_assertion(
 
     if (domain, func_name) not in DB_STATE_PREDICATES:
         try:
-            _load_builtin(domain)
+            _load_module(domain)
         except Exception as exc:  # a broken predicates module is reported, not raised
             return failed(f"missing_predicate: importing the predicates of domain {domain!r} failed: {exc!r}")
     predicate = DB_STATE_PREDICATES.get((domain, func_name))

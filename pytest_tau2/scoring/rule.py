@@ -14,9 +14,12 @@ it without importing the signal table.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar
 
 from pytest_tau2.scoring.names import is_registered
+
+F = TypeVar("F", bound=Callable[..., object])
 
 NOT_APPLICABLE = "N/A"
 
@@ -53,3 +56,15 @@ def strict_and_outcome(signals: Mapping[str, object], whitelist: Iterable[str]) 
     The same answer as :func:`pytest_tau2.scoring.verdict.strict_and`, without its breakdown.
     """
     return combine(signal_passed(signals.get(key)) for key in dict.fromkeys(whitelist) if is_registered(key))
+
+
+def default_combinator(method: F) -> F:
+    """Mark ``Scenario.compute_is_successful``, the strict AND itself: the verdict (scoring/verdict.py)
+    asks a scenario's combinator only when a subclass replaced it (the answer is otherwise at hand)."""
+    method.strict_and = True  # type: ignore[attr-defined]
+    return method
+
+
+def is_default_combinator(method: object) -> bool:
+    """Whether ``method`` (bound or not) is the one :func:`default_combinator` marked."""
+    return getattr(getattr(method, "__func__", method), "strict_and", False) is True

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pytest_tau2.environment.db import db_hash
 from pytest_tau2.extension.registry import Registry
@@ -27,7 +27,8 @@ from pytest_tau2.scoring.names import SignalKey, SuccessSignal, note_registered,
 
 if TYPE_CHECKING:
     from pytest_tau2.conversation.loop import ConversationResult
-    from pytest_tau2.scenario.base import Scenario
+    from pytest_tau2.environment.jsontypes import JSONObject
+    from pytest_tau2.scoring.action_match import MatchResult
 
 
 # ---- what scoring reads -----------------------------------------------------------------------
@@ -85,11 +86,31 @@ class FinalState:
         return db_hash(db) if db is not None else None
 
 
+class ScoredScenario(Protocol):
+    """What the built-in signals read of a scenario (``scenario.base.Scenario`` has it all, and a
+    signal of another package may read more of it). Scoring sits below the scenario package
+    (docs/architecture.md, "Layers"), so it names the members, not the class."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def nl_assertions(self) -> list[str] | None: ...
+
+    @property
+    def db_state_assertions(self) -> list[dict[str, Any]] | None: ...
+
+    @property
+    def predicate_domain(self) -> str: ...
+
+    def action_match(self, recorded_actions: list[JSONObject], transcript: list[JSONObject]) -> MatchResult | None: ...
+
+
 @dataclass
 class ScoringInput:
     """Everything one scenario is scored from, as plain values."""
 
-    scenario: Scenario
+    scenario: ScoredScenario
     conversation: ConversationResult
     final: FinalState
     expected_hashes: dict[str, str | None] | None

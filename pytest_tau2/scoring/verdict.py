@@ -16,12 +16,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from pytest_tau2.scenario.base import Scenario
-from pytest_tau2.scoring.rule import NOT_APPLICABLE, combine, signal_passed
+from pytest_tau2.scoring.rule import NOT_APPLICABLE, combine, is_default_combinator, signal_passed
 from pytest_tau2.scoring.signals import signal_specs
 
 __all__ = ["NOT_APPLICABLE", "Verdict", "scenario_verdict", "signal_passed", "strict_and"]
+
+
+class Combines(Protocol):
+    """What the verdict reads of a scenario (``scenario.base.Scenario`` has it; scoring sits below
+    the scenario package and never imports it)."""
+
+    @property
+    def success_signals(self) -> Sequence[str]: ...
+
+    def compute_is_successful(self, signals: Mapping[str, object]) -> bool | str: ...
 
 
 @dataclass
@@ -63,7 +73,7 @@ def strict_and(signals: Mapping[str, object], whitelist: Sequence[str]) -> Verdi
     return verdict
 
 
-def scenario_verdict(scenario: Scenario, signals: Mapping[str, object]) -> Verdict:
+def scenario_verdict(scenario: Combines, signals: Mapping[str, object]) -> Verdict:
     """The breakdown from strict AND over the scenario's whitelist; the scenario's own combinator
     decides ``is_successful`` when it overrides ``compute_is_successful`` (the breakdown still
     shows the strict-AND view)."""
@@ -73,7 +83,6 @@ def scenario_verdict(scenario: Scenario, signals: Mapping[str, object]) -> Verdi
     return verdict
 
 
-def _overrides_combinator(scenario: Scenario) -> bool:
+def _overrides_combinator(scenario: Combines) -> bool:
     """False when ``compute_is_successful`` is the base class's strict AND (the answer is at hand)."""
-    method = scenario.compute_is_successful
-    return getattr(method, "__func__", None) is not Scenario.compute_is_successful
+    return not is_default_combinator(scenario.compute_is_successful)

@@ -243,7 +243,7 @@ def resolve(cli: dict[str, Any], ini: dict[str, Any], environ: dict[str, str] | 
         if choices is not None and value is not None and value not in choices:
             raise ValueError(f"{option.flag} (ini {option.ini}) must be one of {', '.join(choices)}, got {value!r}")
     if values.get("shard") is not None:
-        from pytest_tau2.report.shards import parse_shard
+        from pytest_tau2.settings.shards import parse_shard
 
         try:
             values["shard"] = str(parse_shard(str(values["shard"])))

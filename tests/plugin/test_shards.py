@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from pytest_tau2.report.merge import MergeError, merge
-from pytest_tau2.report.run_folder import LOCK_FILE
-from pytest_tau2.report.shards import Shard, parse_shard, select
-from pytest_tau2.run.trials import split_trial_id
+from pytest_tau2.run.run_folder import LOCK_FILE
+from pytest_tau2.scenario.trial_ids import split_trial_id
 from pytest_tau2.settings import resolve
+from pytest_tau2.settings.shards import Shard, parse_shard, select
 from tests.plugin.conftest import Project
 from tests.plugin.test_run import RESTAURANT, WRONG_TOTAL
 

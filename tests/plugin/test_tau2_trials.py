@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pytest_tau2.run.trials import trial_seed
+from pytest_tau2.scenario.trial_ids import trial_seed
 from tests.plugin.conftest import Project, Run, junit_cases
 from tests.support.tau2_data import has_data, skip_reason
 

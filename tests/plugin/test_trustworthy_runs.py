@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tau2.report.run_folder import RunFolder
+from pytest_tau2.run.run_folder import RunFolder
 from pytest_tau2.settings import Settings
 from tests.plugin.conftest import Project, junit_cases, validate_results
 

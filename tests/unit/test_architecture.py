@@ -1,5 +1,5 @@
-"""Structural rules of the package (docs/architecture.md): no import cycles, small modules,
-pytest only in the adapter.
+"""Structural rules of the package (docs/architecture.md): no import cycles, first-level packages
+layered one way, small modules, pytest only in the adapter.
 
 The import graph is read from the source with :mod:`ast`: every ``import``/``from ... import``
 anywhere in a module (function-level imports included, since they still bind the two modules
@@ -141,8 +141,8 @@ def test_the_type_checking_graph_counts_type_checking_imports() -> None:
     assert "pytest_tau2.b" not in _imports(tree, "pytest_tau2.a", False)
     assert "pytest_tau2.b" in _imports(tree, "pytest_tau2.a", False, type_checking=True)
     graph = import_graph(type_checking=True)
-    assert "pytest_tau2.scenario.base" in graph["pytest_tau2.scoring.table"]  # only under TYPE_CHECKING there
-    assert "pytest_tau2.scenario.base" not in import_graph()["pytest_tau2.scoring.table"]
+    assert "pytest_tau2.conversation.loop" in graph["pytest_tau2.scoring.table"]  # only under TYPE_CHECKING there
+    assert "pytest_tau2.conversation.loop" not in import_graph()["pytest_tau2.scoring.table"]
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
@@ -181,3 +181,93 @@ def test_the_adapter_reaches_the_engine_through_run_only() -> None:
 def test_the_package_root_keeps_only_the_public_api() -> None:
     root = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert root == ["__init__.py", "cli.py", "errors.py"]  # settings/ is a package: the option table and its resolution
+
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("cli", ""),
+    ("plugin",),
+    ("bot", "mcp"),
+    ("run",),
+    ("tau2_format",),
+    ("report",),
+    ("domains",),
+    ("scenario",),
+    ("scoring",),
+    ("conversation",),
+    ("settings",),
+    ("llm",),
+    ("data",),
+    ("environment",),
+    ("extension",),
+    ("stats", "storage"),
+    ("errors",),
+)
+"""The first-level packages (and root modules: ``""`` is the package's own ``__init__``, the public
+API) from the top down: a module imports only from packages in layers below its own, never from
+one above nor from a neighbour in its layer (docs/architecture.md, "Layers"). Every import
+counts: at module level, inside a function, and under ``if TYPE_CHECKING:``."""
+
+
+def _first_level(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _layer_of() -> dict[str, int]:
+    return {name: depth for depth, names in enumerate(LAYERS) for name in names}
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """``a.b -> c.d (LOW imports HIGH)`` for each import that does not point down the layers."""
+    layer = _layer_of()
+    found = []
+    for source, targets in sorted(graph.items()):
+        here = _first_level(source)
+        for target in sorted(targets):
+            there = _first_level(target)
+            if here != there and layer[there] <= layer[here]:
+                found.append(f"{source} -> {target} ({here or 'pytest_tau2'} imports {there or 'pytest_tau2'})")
+    return found
+
+
+def test_every_first_level_package_has_a_layer() -> None:
+    present = {_first_level(name) for name in import_graph()}
+    assert present == set(_layer_of()), "add new packages to LAYERS (and docs/architecture.md)"
+
+
+def test_packages_import_only_the_layers_below_them() -> None:
+    found = layer_violations(import_graph(type_checking=True))
+    assert not found, "imports that point up or sideways (tests/unit/test_architecture.py LAYERS):\n" + "\n".join(found)
+
+
+def test_the_layer_check_sees_an_import_that_points_up() -> None:
+    graph = {"pytest_tau2.scoring.verdict": {"pytest_tau2.scenario.base"}, "pytest_tau2.bot.kind": {"pytest_tau2.mcp"}}
+    assert layer_violations(graph) == [
+        "pytest_tau2.bot.kind -> pytest_tau2.mcp (bot imports mcp)",
+        "pytest_tau2.scoring.verdict -> pytest_tau2.scenario.base (scoring imports scenario)",
+    ]
+    tree = ast.parse("def f():\n    from pytest_tau2.run.trial import Trial\n")  # a function-level import counts
+    assert "pytest_tau2.run.trial" in _imports(tree, "pytest_tau2.report.files", False)
+
+
+def test_no_knot_among_first_level_packages() -> None:
+    packages: dict[str, set[str]] = {}
+    for source, targets in import_graph(type_checking=True).items():
+        packages.setdefault(_first_level(source), set()).update(
+            _first_level(t) for t in targets if _first_level(t) != _first_level(source)
+        )
+    assert not cycles(packages), cycles(packages)
+
+
+PARTICIPANT_TABLE_IMPORTS = 12
+"""run/participants.py is the table of participant kinds: the kinds that need more live elsewhere."""
+
+
+def test_the_participant_table_imports_few_modules() -> None:
+    name = "pytest_tau2.run.participants"
+    path = PACKAGE / "run" / "participants.py"
+    imported = _imports(ast.parse(path.read_text("utf-8")), name, False, type_checking=True)
+    modules = {_module_name(p) for p in PACKAGE.rglob("*.py")}
+    ours = {t for t in imported if t in modules and t != name}
+    own_packages = {t for t in ours if any(o.startswith(t + ".") for o in ours)}  # ``from a import b``: b counts
+    assert len(ours - own_packages) <= PARTICIPANT_TABLE_IMPORTS, sorted(ours - own_packages)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_tau2.report.run_folder import RunFolder, endpoint_changes, endpoints, fingerprint, resume_refusal
+from pytest_tau2.run.run_folder import RunFolder, endpoint_changes, endpoints, fingerprint, resume_refusal
 from pytest_tau2.settings import Settings
 
 A1 = "python:my_agent.MyAgent@sha256:aaaaaaaaaaaa"

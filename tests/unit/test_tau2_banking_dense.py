@@ -154,7 +154,7 @@ def test_the_agent_chooses_how_many_dense_hits(kb: Path, tmp_path: Path) -> None
 
 
 def test_the_fingerprint_names_an_overridden_embedding_or_reranker_model() -> None:
-    from pytest_tau2.report.run_folder import fingerprint
+    from pytest_tau2.run.run_folder import fingerprint
     from pytest_tau2.settings import Settings
 
     default = fingerprint(Settings(retrieval="openai_embeddings"))

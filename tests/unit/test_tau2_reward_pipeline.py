@@ -19,8 +19,8 @@ from pytest_tau2.conversation.protocol import Reply
 from pytest_tau2.errors import InfrastructureError
 from pytest_tau2.report.metrics import metrics_schema
 from pytest_tau2.run import participants
-from pytest_tau2.run.outcome import ScenarioOutcome
 from pytest_tau2.run.pipeline import run_scenario
+from pytest_tau2.scenario.outcome import ScenarioOutcome
 from pytest_tau2.scenario.registry import all_scenarios
 from pytest_tau2.scoring.signals import JudgeOutcome
 from pytest_tau2.settings import Settings

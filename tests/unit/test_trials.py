@@ -9,8 +9,8 @@ import pytest
 
 from pytest_tau2.run import participants
 from pytest_tau2.run.trial import Trial
-from pytest_tau2.run.trials import DEFAULT_SEED, split_trial_id, trial_id, trial_seed
 from pytest_tau2.scenario.registry import all_scenarios
+from pytest_tau2.scenario.trial_ids import DEFAULT_SEED, split_trial_id, trial_id, trial_seed
 from pytest_tau2.settings import OPTIONS, Settings
 
 DATA_DIR = Path(os.environ.get("TAU2_DATA_DIR", "/work/shared/tau2-data"))

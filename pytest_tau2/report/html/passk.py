@@ -22,7 +22,7 @@ from typing import Any
 from pytest_tau2.report.html.loader import Run, ScenarioResult
 from pytest_tau2.report.leaderboard import REWARD_TOLERANCE
 from pytest_tau2.report.pass_k import Trial, pass_k
-from pytest_tau2.run.trials import split_trial_id
+from pytest_tau2.scenario.trial_ids import split_trial_id
 
 VERDICTS = {"six_signal": "six-signal verdict", "is_successful": "six-signal verdict", "tau2_reward": "tau2 reward"}
 CAVEATS = ("infrastructure_errors", "not_applicable", "short_tasks", "lost_tasks")

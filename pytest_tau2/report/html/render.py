@@ -23,13 +23,13 @@ from jinja2 import Environment, PackageLoader, Template, select_autoescape
 from markupsafe import Markup
 
 from pytest_tau2.report import agreement, files, null_baseline, uncertainty
-from pytest_tau2.report.atomic import write_text_atomic
 from pytest_tau2.report.compare_runs import CompareError, Comparison, RunSide, compare
 from pytest_tau2.report.html import formatting
 from pytest_tau2.report.html.loader import Run, ScenarioResult, known_fields, load_details, load_run, raw_files
 from pytest_tau2.report.html.overview_charts import overview_charts
 from pytest_tau2.report.html.stats import OUTCOMES, ci_level, failed_signals, overview, page_signals, signal_keys
 from pytest_tau2.stats import flip_rate
+from pytest_tau2.storage.atomic import write_text_atomic
 
 COMPRESS_ABOVE = 4_000_000
 """Scenario details above this many bytes of JSON in all are stored gzip-compressed (base64),

@@ -5,6 +5,10 @@ tools and scoring. For every trial this compares our ``tau2_reward`` (and each c
 breakdown) with the ``reward_info`` upstream saved with the simulation, and writes the differences,
 per simulation, beside all_metrics.json; the run summary gets one line with the counts. Runs of
 any other agent write nothing. docs/replay.md shows the file.
+
+Both reach the report through its registries (a report view and a summary section), registered
+here; the extension registry's load step imports this module (extension/registry.py, ``BUILTINS``),
+so the report never imports tau2_format.
 """
 
 from __future__ import annotations
@@ -12,12 +16,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_tau2.report import files
 from pytest_tau2.report.record import ScenarioRecord
-from pytest_tau2.tau2_format.models import UPSTREAM_DOMAINS
-from pytest_tau2.tau2_format.upstream_runs import SavedRun, UpstreamRunsError, is_results, load_runs
+from pytest_tau2.report.summary import SummarySection, register_summary_section
+from pytest_tau2.report.views import RunFiles, RunView, register_report_view
+
+if TYPE_CHECKING:
+    from pytest_tau2.tau2_format.upstream_runs import SavedRun
 
 FILE = "upstream_differences.json"
 
@@ -50,6 +57,8 @@ class Comparison:
 
 def replayed_source(records: Sequence[ScenarioRecord]) -> str | None:
     """The upstream Results path these records replayed, if they did."""
+    from pytest_tau2.tau2_format.upstream_runs import is_results  # upstream's models: imported when used
+
     for record in records:
         name, sep, path = record.agent.partition(":")
         if name == "replay" and sep and record.user == "replay" and is_results(path):
@@ -61,6 +70,9 @@ def compare(records: Sequence[ScenarioRecord]) -> Comparison | None:
     source = replayed_source(records)
     if source is None:
         return None
+    from pytest_tau2.tau2_format.models import UPSTREAM_DOMAINS
+    from pytest_tau2.tau2_format.upstream_runs import UpstreamRunsError, load_runs
+
     try:
         runs = load_runs(source)
     except UpstreamRunsError:
@@ -131,3 +143,17 @@ def write(results_dir: Path, records: Sequence[ScenarioRecord]) -> None:
 def summary_lines(records: Sequence[ScenarioRecord]) -> list[str]:
     found = compare(records)
     return [] if found is None else [found.line()]
+
+
+def _summary_section(records: Sequence[ScenarioRecord]) -> list[str]:
+    if not any(m.user == "replay" for m in records):  # a replay of upstream runs (docs/replay.md)
+        return []
+    return summary_lines(records)
+
+
+def _view(run: RunFiles) -> None:
+    write(run.results_dir, run.records)  # writes only for a replay of upstream runs
+
+
+register_report_view(RunView(FILE, _view))
+register_summary_section(SummarySection("upstream_differences", _summary_section))

@@ -35,11 +35,9 @@ from pytest_tau2.errors import Tau2Error
 from pytest_tau2.report import files
 from pytest_tau2.report.identity import same_identity
 from pytest_tau2.report.record import ScenarioRecord
-from pytest_tau2.report.run_record import RunInfo
+from pytest_tau2.report.run_record import LOCK_FILE, PARTICIPANT_KEYS, RUN_FILE, RunInfo
 from pytest_tau2.settings import Settings
 
-RUN_FILE = "run.json"
-LOCK_FILE = ".tau2.lock"
 NOT_VERDICT_FIELDS = frozenset(
     {
         "scenarios", "results_dir", "resume", "save_db", "llm_retries", "llm_timeout", "agent_timeout",
@@ -59,8 +57,6 @@ class RunFolderError(Tau2Error):
 ENDPOINT_ARGS = ("api_base", "base_url")
 """Model arguments that say where the model server is, not what it answers: recorded in run.json's
 ``endpoints``, left out of the fingerprint (the cassette matcher treats them as transport too)."""
-PARTICIPANT_KEYS = ("agent", "user")
-"""Fingerprint keys whose values the run's results name (a conftest's agent is known only then)."""
 
 
 def fingerprint(settings: Settings) -> dict[str, Any]:
