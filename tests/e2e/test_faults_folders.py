@@ -1,0 +1,118 @@
+"""Fault matrix, results folders: a folder is data, never code, and a bad file is its item's error.
+
+An offline oracle run (no model) of three restaurant scenarios is saved once; each test edits a
+copy the way a hostile or careless hand would and runs the ``pytest-tau2`` command line on it in a
+subprocess, from this project's folder. See docs/faults.md ("Nothing runs away").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCENARIOS = ["restaurant__pizza_pepperoni", "restaurant__menu_question", "restaurant__party_order"]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TAU2_", "PYTEST_"))}
+    env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONDONTWRITEBYTECODE="1")
+    if os.environ.get("TAU2_DATA_DIR"):
+        env["TAU2_DATA_DIR"] = os.environ["TAU2_DATA_DIR"]
+    env.update(extra)
+    return env
+
+
+def cli(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    # -P: the current folder is not put first on sys.path, as for the installed ``pytest-tau2`` script.
+    command = [sys.executable, "-P", "-m", "pytest_tau2.cli", *args]
+    return subprocess.run(command, cwd=cwd, env=env or _env(), capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    results = tmp_path_factory.mktemp("saved") / "run"
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--tau2-results-dir={results}",
+               "--tau2-scenarios", ",".join(SCENARIOS)]  # fmt: skip
+    done = subprocess.run(command, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-3000:]
+    return results
+
+
+def _copy(saved: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "copy"
+    shutil.copytree(saved, copy)
+    return copy
+
+
+def _json(path: Path) -> Any:
+    return json.loads(path.read_text("utf-8"))
+
+
+def _debug(done: subprocess.CompletedProcess[str]) -> str:
+    return f"exit {done.returncode}\n--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"
+
+
+# ---- rescore never imports what a folder names ----------------------------------------------------------------
+
+
+def test_rescore_never_imports_a_module_a_folder_names(saved: Path, tmp_path: Path) -> None:
+    copy = _copy(saved, tmp_path)
+    # A module beside the folder and one in the standard library whose import runs a command line.
+    bait = tmp_path / "work"
+    bait.mkdir()
+    (bait / "evilmod.py").write_text(f"open({str(tmp_path / 'imported')!r}, 'w').close()\n", "utf-8")
+    (bait / "json.py").write_text(f"open({str(tmp_path / 'shadowed')!r}, 'w').close()\n", "utf-8")
+    old, new = "restaurant__menu_question", "restaurant__menu_question_evil"
+    (copy / old).rename(copy / new)
+    for path in (copy / new / "metrics.json", copy / "all_metrics.json"):
+        path.write_text(path.read_text("utf-8").replace(f'"{old}"', f'"{new}"'), "utf-8")
+    for name, module in ((new, "evilmod.Evil"), (SCENARIOS[0], "unittest.__main__.Evil")):
+        metadata = copy / name / "scenario_config" / "metadata.json"
+        document = _json(metadata)
+        document["class"] = module
+        metadata.write_text(json.dumps(document), "utf-8")
+    env = _env(PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    done = cli("rescore", str(copy), "--into", str(tmp_path / "new"), cwd=REPO, env=env)
+    assert done.returncode == 0, _debug(done)
+    assert not (tmp_path / "imported").exists() and not (tmp_path / "shadowed").exists()
+    assert "usage:" not in done.stderr  # unittest's command line never ran
+    assert "re-scored 2 results, 1 errors without a result" in done.stdout, _debug(done)
+    errors = _json(tmp_path / "new" / "all_metrics.json")["errors_without_result"]
+    assert [e["scenario"] for e in errors] == [new]
+    assert "is not a scenario now" in errors[0]["reason"] and "'evilmod.Evil'" in errors[0]["reason"]
+    # From a folder of bait as the current folder: nothing of it is imported either.
+    done = cli("rescore", str(copy), "--into", str(tmp_path / "new2"), cwd=bait, env=env)
+    assert not (tmp_path / "imported").exists() and not (tmp_path / "shadowed").exists(), _debug(done)
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ('{"messages": ["hello"]}', "'messages[0]' is a str, not an object"),
+        ('{"messages": {"role": "user"}}', "'messages' is a dict, not a list"),
+        ("[1, 2]", "the file is a list, not a JSON object"),
+        ('{"messages": [{"role": "assistant", "tool_calls": [7]}]}', "'messages[0].tool_calls[0]' is not a tool call"),
+        ("[" * 100_000 + "]" * 100_000, "transcript.json is not readable"),
+    ],
+    ids=["message-a-string", "messages-an-object", "a-list", "tool-call-a-number", "100k-deep"],
+)
+def test_a_malformed_transcript_is_its_scenarios_error_and_the_rest_are_rescored(
+    saved: Path, tmp_path: Path, body: str, field: str
+) -> None:
+    copy = _copy(saved, tmp_path)
+    (copy / SCENARIOS[1] / "transcript.json").write_text(body, "utf-8")
+    done = cli("rescore", str(copy), "--into", str(tmp_path / "new"))
+    assert done.returncode == 0, _debug(done)
+    assert "Traceback" not in done.stderr, _debug(done)
+    errors = _json(tmp_path / "new" / "all_metrics.json")["errors_without_result"]
+    assert [e["scenario"] for e in errors] == [SCENARIOS[1]], errors
+    assert f"{SCENARIOS[1]}/transcript.json" in errors[0]["reason"] and field in errors[0]["reason"], errors
+    assert len(_json(tmp_path / "new" / "all_metrics.json")["scenarios"]) == 2
