@@ -17,8 +17,14 @@ from typing import Any
 
 import pytest
 
+from tests.support.tau2_data import has_data, skip_reason
+
+if not has_data("retail"):
+    pytest.skip(skip_reason("retail"), allow_module_level=True)
+
 REPO = Path(__file__).resolve().parents[2]
-SCENARIOS = ["restaurant__pizza_pepperoni", "restaurant__menu_question", "restaurant__party_order"]
+SCENARIOS = ["restaurant__pizza_pepperoni", "restaurant__menu_question", "restaurant__party_order", "tau2_retail__36"]
+DEEP = "[" * 100_000 + "]" * 100_000
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -84,7 +90,7 @@ def test_rescore_never_imports_a_module_a_folder_names(saved: Path, tmp_path: Pa
     assert done.returncode == 0, _debug(done)
     assert not (tmp_path / "imported").exists() and not (tmp_path / "shadowed").exists()
     assert "usage:" not in done.stderr  # unittest's command line never ran
-    assert "re-scored 2 results, 1 errors without a result" in done.stdout, _debug(done)
+    assert f"re-scored {len(SCENARIOS) - 1} results, 1 errors without a result" in done.stdout, _debug(done)
     errors = _json(tmp_path / "new" / "all_metrics.json")["errors_without_result"]
     assert [e["scenario"] for e in errors] == [new]
     assert "is not a scenario now" in errors[0]["reason"] and "'evilmod.Evil'" in errors[0]["reason"]
@@ -100,7 +106,7 @@ def test_rescore_never_imports_a_module_a_folder_names(saved: Path, tmp_path: Pa
         ('{"messages": {"role": "user"}}', "'messages' is a dict, not a list"),
         ("[1, 2]", "the file is a list, not a JSON object"),
         ('{"messages": [{"role": "assistant", "tool_calls": [7]}]}', "'messages[0].tool_calls[0]' is not a tool call"),
-        ("[" * 100_000 + "]" * 100_000, "transcript.json is not readable"),
+        ('{"messages": ' + DEEP + "}", "transcript.json is not readable: "),
     ],
     ids=["message-a-string", "messages-an-object", "a-list", "tool-call-a-number", "100k-deep"],
 )
@@ -115,4 +121,57 @@ def test_a_malformed_transcript_is_its_scenarios_error_and_the_rest_are_rescored
     errors = _json(tmp_path / "new" / "all_metrics.json")["errors_without_result"]
     assert [e["scenario"] for e in errors] == [SCENARIOS[1]], errors
     assert f"{SCENARIOS[1]}/transcript.json" in errors[0]["reason"] and field in errors[0]["reason"], errors
-    assert len(_json(tmp_path / "new" / "all_metrics.json")["scenarios"]) == 2
+    assert len(_json(tmp_path / "new" / "all_metrics.json")["scenarios"]) == len(SCENARIOS) - 1
+
+
+# ---- shape errors in saved files: one line naming the file, never a traceback ----------------------------------
+
+
+def _one_line(done: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert done.returncode != 0, _debug(done)
+    assert "Traceback" not in done.stderr + done.stdout, _debug(done)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines and all(n in lines[0] for n in needles), _debug(done)
+
+
+def test_export_into_an_existing_file_is_a_one_line_error(saved: Path, tmp_path: Path) -> None:
+    target = tmp_path / "taken.json"
+    target.write_text("{}", "utf-8")
+    _one_line(cli("export", str(saved), "--into", str(target), "--partial"), "--into", str(target), "not a folder")
+    assert target.read_text("utf-8") == "{}"
+
+
+def test_export_refuses_a_folder_whose_files_disagree_as_merge_does(saved: Path, tmp_path: Path) -> None:
+    done = cli("export", str(saved), "--into", str(tmp_path / "good"), "--partial")
+    assert done.returncode == 0 and (tmp_path / "good" / "retail.json").is_file(), _debug(done)
+    copy = _copy(saved, tmp_path)
+    metrics = copy / SCENARIOS[3] / "metrics.json"
+    document = _json(metrics)
+    document["tau2_reward"] = "lots"
+    metrics.write_text(json.dumps(document), "utf-8")
+    done = cli("export", str(copy), "--into", str(tmp_path / "bad"), "--partial")
+    assert done.returncode == 1, _debug(done)
+    assert "files of the folder disagree" in done.stderr and str(metrics) in done.stderr, _debug(done)
+    assert not (tmp_path / "bad").exists()
+    merged = cli("merge", str(copy), "--into", str(tmp_path / "merged"))
+    assert merged.returncode != 0 and str(metrics) in merged.stderr, _debug(merged)
+
+
+@pytest.mark.parametrize("command", ["export", "merge", "rescore"])
+def test_an_all_metrics_nested_100000_deep_is_a_one_line_error(saved: Path, tmp_path: Path, command: str) -> None:
+    copy = _copy(saved, tmp_path)
+    (copy / "all_metrics.json").write_text(DEEP, "utf-8")
+    extra = ["--partial"] if command == "export" else []
+    _one_line(cli(command, str(copy), "--into", str(tmp_path / "out"), *extra), "all_metrics.json")
+
+
+def test_an_upstream_results_file_nested_100000_deep_is_a_one_line_usage_error(tmp_path: Path) -> None:
+    results = tmp_path / "deep.json"
+    results.write_text('{"info": {}, "simulations": ' + DEEP + "}", "utf-8")
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--tau2-results-dir={tmp_path / 'r'}",
+               "--tau2-scenarios", SCENARIOS[3], f"--tau2-agent=replay:{results}"]  # fmt: skip
+    done = subprocess.run(command, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode != 0 and "Traceback" not in done.stdout + done.stderr, _debug(done)
+    assert f"{results}: not an upstream Results file: Invalid JSON: recursion limit exceeded" in done.stderr, _debug(
+        done
+    )
