@@ -161,10 +161,10 @@ class WorkerLink:
         if self._orphaned.is_set():
             return
         self._orphaned.set()
-        from pytest_tau2.llm.ratelimit import stop_all
+        from pytest_tau2.run.session import stop_model_calls
 
         reason = "the xdist controller is gone: this worker stops"
-        stop_all(reason)
+        stop_model_calls(reason)
         with contextlib.suppress(Exception):
             self.on_stop(reason)
         timer = threading.Timer(ORPHAN_EXIT_S, os._exit, (3,))
