@@ -175,3 +175,14 @@ def test_an_upstream_results_file_nested_100000_deep_is_a_one_line_usage_error(t
     assert f"{results}: not an upstream Results file: Invalid JSON: recursion limit exceeded" in done.stderr, _debug(
         done
     )
+
+
+def test_report_of_a_folder_with_a_transcript_nested_100000_deep_is_written(saved: Path, tmp_path: Path) -> None:
+    """The page shows that scenario without its conversation (nested past showing); the raw file stays linked."""
+    copy = _copy(saved, tmp_path)
+    (copy / SCENARIOS[1] / "transcript.json").write_text('{"messages": ' + DEEP + "}", "utf-8")
+    done = cli("report", str(copy), "-o", str(tmp_path / "report.html"))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, _debug(done)
+    assert SCENARIOS[1] in (tmp_path / "report.html").read_text("utf-8")
+    (copy / SCENARIOS[1] / "metrics.json").write_text(DEEP, "utf-8")
+    _one_line(cli("report", str(copy), "-o", str(tmp_path / "again.html")), "metrics.json")
