@@ -35,9 +35,9 @@ if TYPE_CHECKING:  # imported when a result is sent: xdist_hooks.py, which makes
     from pytest_tau2.report.saving import ResultWriter, SaveTicket
 
 WORKERINPUT_KEY = "tau2_results_link"
-WATCH_S = 0.1
+WATCH_S = 0.05
 """How often a worker looks at its parent: a controller gone is seen within this."""
-ORPHAN_EXIT_S = 0.8
+ORPHAN_EXIT_S = 0.5
 """A worker whose controller is gone is stopped as by SIGTERM, and ends at the latest this long after."""
 ACK_TIMEOUT_S = 120.0
 """How long a worker's item waits for the controller to say its result is saved; past it the

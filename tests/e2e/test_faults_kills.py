@@ -160,8 +160,9 @@ def test_orphaned_workers_stop_at_once_when_the_controller_is_killed(tmp_path: P
         finally:
             for pid in run.children():
                 os.kill(pid, signal.SIGKILL)
+    print(f"workers ended {sorted(round(t, 2) for t in gone.values())} s after the kill; {len(late)} late calls")
     assert len(gone) == len(workers), f"workers still running: {set(workers) - set(gone)}"
-    # Measured here: ~0.2 s to exit; xdist's own teardown took 7.5 s. The bound is loose for a loaded machine.
+    # Measured: 0.67 and 0.84 s (load average 13 on 2 cores); without the watchdog 8.8 s. Loose for a loaded machine.
     assert max(gone.values()) < 5.0, gone
     assert not late, f"{len(late)} model calls more than 1 s after the controller died: {late[:5]}"
 
