@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs bubblewrap and ripgrep, which --tau2-retrieval terminal_use (banking_knowledge's shell
-# tool) runs its commands with (docs/tau2-banking-knowledge.md). Idempotent: does nothing when both
+# tool) runs its commands with (docs/tau2-banking-knowledge.md; bwrap 0.8+ adds --disable-userns to its
+# bounds, older ones still run it). Idempotent: does nothing when both
 # are there. Uses Debian's packages (apt-get); needs root. Elsewhere it says what to do and exits 0:
 # the configuration is then refused with one line, and its sandbox tests skip.
 set -uo pipefail

@@ -45,6 +45,8 @@ def load_replay_file(path: str) -> dict[str, list[JSONObject]]:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ReplayFileError(f"{where}: not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise ReplayFileError(f"{where}: nested too deeply to read") from None
         if not isinstance(record, dict) or not isinstance(record.get("scenario"), str):
             raise ReplayFileError(f"{where}: expected an object with a 'scenario' string")
         _refuse_unknown_keys(record, RECORD_KEYS, where)
@@ -77,6 +79,8 @@ def _arguments(raw: JSONValue, where: str) -> JSONObject:
             return {}  # some models send "" for a call without arguments (the tools read it as {})
         try:
             parsed = json.loads(raw)
+        except RecursionError:
+            raise ReplayFileError(f"{where}: 'arguments' is nested too deeply to read") from None
         except json.JSONDecodeError as exc:
             raise ReplayFileError(
                 f"{where}: 'arguments' is a string but not valid JSON ({exc.msg}): {raw[:200]!r}; "

@@ -77,6 +77,35 @@ def _call(entry: Mapping[str, object]) -> ToolCall:
     return ToolCall(str(entry.get("name")), arguments, str(sent))
 
 
+def saved_messages(document: object) -> list[Mapping[str, object]]:
+    """transcript.json's ``messages``, checked for the shape :func:`replay_sides` reads: a
+    ValueError naming the first field that is not (``messages[3].tool_calls[0].name``)."""
+    if not isinstance(document, Mapping):
+        raise ValueError(f"the file is {_kind(document)}, not a JSON object")
+    messages = document.get("messages")
+    if not isinstance(messages, list):
+        raise ValueError(f"'messages' is {_kind(messages)}, not a list")
+    for n, message in enumerate(messages):
+        where = f"messages[{n}]"
+        if not isinstance(message, Mapping):
+            raise ValueError(f"'{where}' is {_kind(message)}, not an object")
+        if not isinstance(message.get("role"), str):
+            raise ValueError(f"'{where}.role' is {_kind(message.get('role'))}, not a string")
+        calls = message.get("tool_calls")
+        if calls is None:
+            continue
+        if not isinstance(calls, list):
+            raise ValueError(f"'{where}.tool_calls' is {_kind(calls)}, not a list")
+        for k, entry in enumerate(calls):
+            if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+                raise ValueError(f"'{where}.tool_calls[{k}]' is not a tool call (an object with a string 'name')")
+    return messages
+
+
+def _kind(value: object) -> str:
+    return "missing" if value is None else f"a {type(value).__name__}"
+
+
 def replay_sides(
     transcript: Sequence[Mapping[str, object]],
     *,

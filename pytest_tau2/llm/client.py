@@ -196,9 +196,12 @@ async def within_limits(
                 retry_after = retry_after_seconds(exc)
                 refusing = limits.refused(started, retry_after)
                 refused_first = time.monotonic() if refused_first is None else refused_first
-                if time.monotonic() - refused_first > policy.rate_limit_timeout_s:
+                # The timeout is looked at before sleeping, and the wait never outlasts what is
+                # left of it: a Retry-After of hours (a quota's reset) is one more try at the end.
+                left = policy.rate_limit_timeout_s - (time.monotonic() - refused_first)
+                if left <= 0:
                     raise _refused_too_long(config, limits, refusing, policy, exc) from None
-                await asyncio.sleep(_refusal_delay(policy, retry_after))
+                await asyncio.sleep(min(_refusal_delay(policy, retry_after), left))
                 continue
             attempt += 1
             if not _is_retryable(exc, litellm) or attempt >= attempts:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import email.utils
+import math
 import random
 import threading
 from typing import TYPE_CHECKING
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GIVE_UP_AFTER",
+    "RETRY_AFTER_CAP_S",
     "STREAKS",
     "FailureStreaks",
     "MalformedReplyError",
@@ -135,31 +137,54 @@ def is_rate_limited(exc: BaseException) -> bool:
     return status == 429 or (status == 503 and retry_after_seconds(exc) is not None)
 
 
+RETRY_AFTER_CAP_S = 300.0
+"""The longest a provider's ``Retry-After`` is taken at its word (five minutes): a larger value,
+``inf``, or a date hours ahead (some gateways send a quota's reset time) counts as this. The wait
+is bounded again by what is left of ``--tau2-rate-limit-timeout`` (llm/client.py)."""
+
+
 def retry_after_seconds(exc: BaseException) -> float | None:
     """How long the provider asked to wait, from the error's reply headers (both transports keep
     them on ``exc.response.headers``): ``retry-after-ms`` (Azure, OpenAI), else ``Retry-After`` in
-    seconds or as an HTTP date; None when neither is there or readable."""
+    seconds or as an HTTP date; None when neither is there or readable (``nan`` included).
+
+    Always within ``[0, RETRY_AFTER_CAP_S]``: a negative value or a date past is 0, ``inf``, a
+    huge number or a far date is the cap."""
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     if headers is None:
         return None
     try:
         millis = headers.get("retry-after-ms")
-        if millis is not None:
-            return max(0.0, float(millis) / 1000.0)
         value = headers.get("retry-after")
     except (AttributeError, TypeError, ValueError):
         return None
+    if millis is not None:
+        seconds = _number(millis)
+        if seconds is not None:
+            return _capped(seconds / 1000.0)
     if value is None:
         return None
-    try:
-        return max(0.0, float(value))
-    except (TypeError, ValueError):
-        pass
+    seconds = _number(value)
+    if seconds is not None:
+        return _capped(seconds)
     try:
         when = email.utils.parsedate_to_datetime(str(value))
-    except (TypeError, ValueError, IndexError):
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=datetime.UTC)
+        return _capped((when - datetime.datetime.now(datetime.UTC)).total_seconds())
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=datetime.UTC)
-    return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())
+
+
+def _number(value: object) -> float | None:
+    """``value`` as a number of seconds; None when it is not one, or is ``nan``."""
+    try:
+        number = float(str(value).strip())
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def _capped(seconds: float) -> float:
+    return min(max(0.0, seconds), RETRY_AFTER_CAP_S)

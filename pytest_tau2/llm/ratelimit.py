@@ -49,7 +49,7 @@ from pytest_tau2.llm.secrets import mask_url
 if TYPE_CHECKING:
     from pytest_tau2.llm.config import ModelConfig, RetryPolicy
 
-__all__ = ["DECREASE", "Endpoint", "endpoint", "endpoint_name", "reset_endpoints"]
+__all__ = ["DECREASE", "Endpoint", "endpoint", "endpoint_name", "reset_endpoints", "stop_all"]
 
 DECREASE = 0.7
 """The cap is multiplied by this at a burst of refusals (TCP CUBIC's factor: a halving leaves a
@@ -289,6 +289,7 @@ def _began() -> float:
 
 _ENDPOINTS: dict[str, Endpoint] = {}
 _ENDPOINTS_LOCK = threading.Lock()
+_STOPPED_ALL: str | None = None
 
 
 def endpoint(config: ModelConfig, policy: RetryPolicy) -> Endpoint:
@@ -298,10 +299,25 @@ def endpoint(config: ModelConfig, policy: RetryPolicy) -> Endpoint:
         found = _ENDPOINTS.get(name)
         if found is None:
             found = _ENDPOINTS[name] = Endpoint(name, policy)
+            if _STOPPED_ALL is not None:
+                found.stop(_STOPPED_ALL)
         return found
+
+
+def stop_all(message: str) -> None:
+    """No more model calls from this process (any thread): every endpoint, and any made later,
+    raises ``message`` at its next call (an xdist worker whose controller is gone)."""
+    global _STOPPED_ALL
+    with _ENDPOINTS_LOCK:
+        _STOPPED_ALL = message
+        endpoints = list(_ENDPOINTS.values())
+    for found in endpoints:
+        found.stop(message)
 
 
 def reset_endpoints() -> None:
     """Forget every endpoint's state (between independent runs in one process)."""
+    global _STOPPED_ALL
     with _ENDPOINTS_LOCK:
         _ENDPOINTS.clear()
+        _STOPPED_ALL = None

@@ -21,6 +21,8 @@ from pytest_tau2.errors import InfrastructureError
 
 TAIL_LINES = 20
 TAIL_CHARS = 2000
+WATCH_S = 0.05
+"""How often the agent's process (not its pipes) is looked at for its exit."""
 
 
 class Tail:
@@ -84,8 +86,13 @@ class AgentProcess:
         )
 
     async def _watch(self) -> None:
+        # The process, not its pipes: on Python 3.11 ``Process.wait()`` returns only once the pipes
+        # close, and a child the agent left (a helper, ``sleep 300 &``, an npx/uv shim) holds them.
+        # ``returncode`` is set by the child watcher as soon as the agent itself has exited.
         assert self._process is not None
-        code = await self._process.wait()
+        while self._process.returncode is None:
+            await asyncio.sleep(WATCH_S)
+        code = self._process.returncode
         for task in self._tasks[:2]:  # the last output, read before anyone reports the exit
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(task), 1.0)
@@ -94,24 +101,44 @@ class AgentProcess:
             self.on_exit(code)
 
     async def stop(self, grace_s: float = 2.0) -> None:
-        """Ask it to end (SIGTERM to its group), then kill what is left after ``grace_s``."""
+        """Ask its whole process group to end (SIGTERM), then kill what is left after ``grace_s``.
+
+        The group, even when the agent itself has exited: what it started may still run."""
         self._stopping = True
         process = self._process
         if process is None:
             return
-        if process.returncode is None:
-            self._signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(process.wait(), grace_s)
-            except TimeoutError:
-                self._signal(signal.SIGKILL if sys.platform != "win32" else signal.SIGTERM)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(process.wait(), grace_s)
+        self._signal(signal.SIGTERM)
+        if not await self._ended(process, grace_s):
+            self._signal(signal.SIGKILL if sys.platform != "win32" else signal.SIGTERM)
+            await self._ended(process, grace_s)
+        with contextlib.suppress(TimeoutError):  # the pipes close with the group: the transport finishes
+            await asyncio.wait_for(process.wait(), grace_s)
         self.returncode = process.returncode
         for task in self._tasks:
             if not task.done():
                 task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _ended(self, process: asyncio.subprocess.Process, within_s: float) -> bool:
+        """Whether the agent and every process of its group ended within ``within_s``."""
+        waited = 0.0
+        while process.returncode is None or self._group_alive(process.pid):
+            if waited >= within_s:
+                return False
+            await asyncio.sleep(WATCH_S)
+            waited += WATCH_S
+        return True
+
+    @staticmethod
+    def _group_alive(pgid: int) -> bool:
+        if sys.platform == "win32":
+            return False
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
 
     def _signal(self, sig: int) -> None:
         process = self._process

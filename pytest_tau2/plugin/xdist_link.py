@@ -21,6 +21,7 @@ Without the link (a worker of another plugin's making), results travel in report
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import signal
@@ -34,6 +35,10 @@ if TYPE_CHECKING:  # imported when a result is sent: xdist_hooks.py, which makes
     from pytest_tau2.report.saving import ResultWriter, SaveTicket
 
 WORKERINPUT_KEY = "tau2_results_link"
+WATCH_S = 0.05
+"""How often a worker looks at its parent: a controller gone is seen within this."""
+ORPHAN_EXIT_S = 0.5
+"""A worker whose controller is gone is stopped as by SIGTERM, and ends at the latest this long after."""
 ACK_TIMEOUT_S = 120.0
 """How long a worker's item waits for the controller to say its result is saved; past it the
 result travels in the item's report instead (as without the link)."""
@@ -106,6 +111,9 @@ class WorkerLink:
         self._lock = threading.Lock()
         _serialize_writes(channel)
         channel.setcallback(self._received, endmarker=None)
+        self._parent = os.getppid()
+        self._orphaned = threading.Event()
+        threading.Thread(target=self._watch_controller, name="tau2-controller-watch", daemon=True).start()
 
     def submit(self, payload: dict[str, Any]) -> SaveTicket:
         """Send one result to be saved (any thread); its ticket is settled by the answer."""
@@ -137,6 +145,33 @@ class WorkerLink:
             name = str(message[1])
             number = getattr(signal, name, signal.SIGTERM)
             os.kill(os.getpid(), number)  # this worker's handler (plugin/signals.py) interrupts its main thread
+
+    def _watch_controller(self) -> None:
+        """A controller killed outright (SIGKILL, the OOM killer) tells its workers nothing, and
+        execnet lets a worker run on for 5 s and more once its connection drops: it went on calling
+        the model. A worker whose parent changed (re-parented: the controller is gone) stops."""
+        while not self._orphaned.wait(WATCH_S):
+            if os.getppid() != self._parent:
+                self.controller_lost()
+
+    def controller_lost(self) -> None:
+        """The controller is gone: no model call starts from now on, the run stops as on SIGTERM
+        (agents' processes stopped), and the process ends within :data:`ORPHAN_EXIT_S` regardless;
+        nothing is lost that could still be saved, the controller owned the folder."""
+        if self._orphaned.is_set():
+            return
+        self._orphaned.set()
+        from pytest_tau2.run.session import stop_model_calls
+
+        reason = "the xdist controller is gone: this worker stops"
+        stop_model_calls(reason)
+        with contextlib.suppress(Exception):
+            self.on_stop(reason)
+        timer = threading.Timer(ORPHAN_EXIT_S, os._exit, (3,))
+        timer.daemon = True  # a worker that ends sooner by itself is not held for it
+        timer.start()
+        with contextlib.suppress(OSError):
+            os.kill(os.getpid(), signal.SIGTERM)  # this worker's handler (plugin/signals.py) interrupts it
 
 
 def worker_link(config: pytest.Config, on_stop: Callable[[str], None]) -> WorkerLink | None:

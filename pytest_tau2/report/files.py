@@ -116,11 +116,16 @@ def dumps(data: object) -> str:
 
 def loads(data: bytes | str) -> Any:
     """JSON text to values: orjson (~3x faster than the json module on result files), and the
-    json module for what only it reads (``NaN``, ``Infinity``, which it writes), raising its error."""
+    json module for what only it reads (``NaN``, ``Infinity``, which it writes), raising its error.
+    A document nested past reading (orjson stops at 1,024 levels, the json module at the recursion
+    limit) is a ValueError, as any unreadable JSON: every reader of a saved file already names it."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        return json.loads(data)
+        try:
+            return json.loads(data)
+        except RecursionError:
+            raise ValueError("nested too deeply to read (JSON arrays or objects over 1,024 levels)") from None
 
 
 _COMPACT_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS

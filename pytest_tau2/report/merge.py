@@ -264,6 +264,16 @@ def merge(dirs: Sequence[Path], into: Path, *, junit: Sequence[Path] | None = No
     return Merged(into, len(metrics), len(errors), cases, warnings)
 
 
+def check_consistent(folder: ShardFolder) -> None:
+    """Raise a MergeError naming where the folder's files disagree, as a merge checks them (its
+    metrics.json files, all_metrics.json, and its junit.xml when it has one): for readers such as
+    ``export`` that must not carry a tampered or half-written folder on."""
+    junit = folder.path / JUNIT_NAME
+    problems = _inconsistencies(folder, junit if junit.is_file() else None)
+    if problems:
+        raise MergeError(f"{folder.path}: files of the folder disagree:" + "".join(f"\n  {p}" for p in problems[:20]))
+
+
 SCENARIO_CASE = re.compile(r"^test_scenario\[(?P<name>.+)\]$")
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tau2 import __version__
-from pytest_tau2.conversation.transcript_replay import differing_tool_results, replay_sides
+from pytest_tau2.conversation.transcript_replay import differing_tool_results, replay_sides, saved_messages
 from pytest_tau2.errors import InfrastructureError, SettingsError, Tau2Error
 from pytest_tau2.report import agreement, files, uncertainty
 from pytest_tau2.report.junit_write import write_junit
@@ -131,15 +131,32 @@ async def _one(
         scenario = catalog.instance(record.scenario)
     except KeyError:
         broken = catalog.errors.get(f"{record.domain}__unavailable")  # its domain could not be read
-        why = f"{type(broken).__name__}: {broken}" if broken is not None else f"{record.scenario} is not a scenario now"
+        why = f"{type(broken).__name__}: {broken}" if broken is not None else _not_registered(record, where)
         return None, ErrorEntry(scenario=record.folder, reason=why), 0
     except Exception as exc:  # a broken domain or class: this item's error, never the whole re-score's
         return None, ErrorEntry(scenario=record.folder, reason=f"{type(exc).__name__}: {exc}"), 0
+    transcript = where / "transcript.json"
     try:
-        saved = files.loads((where / "transcript.json").read_bytes())
-        messages = saved["messages"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        return None, ErrorEntry(scenario=record.folder, reason=f"{where / 'transcript.json'} is not readable: {exc}"), 0
+        messages = saved_messages(files.loads(transcript.read_bytes()))
+    except (OSError, ValueError, RecursionError) as exc:
+        return None, ErrorEntry(scenario=record.folder, reason=f"{transcript} is not readable: {exc}"), 0
+    try:
+        return await _rescored(record, scenario, messages, settings, writer, keep_verdicts)
+    except Tau2Error as exc:  # bad data, a malformed gold definition: this item's error
+        return None, ErrorEntry(scenario=record.folder, reason=f"{type(exc).__name__}: {exc}"), 0
+    except Exception as exc:  # what a saved file the checks above let through made fail: this item's error
+        reason = f"{transcript}: could not be re-scored: {type(exc).__name__}: {exc}"
+        return None, ErrorEntry(scenario=record.folder, reason=reason), 0
+
+
+async def _rescored(
+    record: ScenarioRecord,
+    scenario: Any,
+    messages: list[Mapping[str, object]],
+    settings: Settings,
+    writer: ResultWriter,
+    keep_verdicts: bool,
+) -> tuple[ScenarioRecord | None, ErrorEntry | None, int]:
     agent, user = replay_sides(
         messages,
         stop_reason=record.stop_reason,
@@ -153,15 +170,27 @@ async def _one(
         judge = trial.judge
     elif scenario.nl_assertions and agreement.nl_verdicts(record):
         judge = SavedJudge(list(agreement.nl_verdicts(record)), _model_of(record))
-    try:
-        outcome = await trial.run(agent, user, judge)
-    except Tau2Error as exc:  # bad data, a malformed gold definition: this item's error
-        return None, ErrorEntry(scenario=record.folder, reason=f"{type(exc).__name__}: {exc}"), 0
+    outcome = await trial.run(agent, user, judge)
     result = trial.result(outcome, agent, user)
     failure = writer.save(result.payload)
     if failure is not None:
         return None, ErrorEntry(scenario=record.folder, reason=f"not saved: {failure}"), 0
     return result.metrics, None, differing_tool_results(messages, outcome.conversation.transcript)
+
+
+def _not_registered(record: ScenarioRecord, where: Path) -> str:
+    """Why a saved scenario has no class now: no scenario of that name is registered by this project
+    (the saved class is named, never imported)."""
+    saved_class = "?"
+    try:
+        metadata = files.loads((where / "scenario_config" / "metadata.json").read_bytes())
+        saved_class = str(metadata["class"]) if isinstance(metadata, Mapping) else "?"
+    except (OSError, ValueError, KeyError, RecursionError):
+        pass
+    return (
+        f"{record.scenario} is not a scenario now: no scenario of that name is registered by this project "
+        f"(its saved class {saved_class!r} is not imported from a results folder; --import MODULE registers it)"
+    )
 
 
 def _model_of(record: ScenarioRecord) -> str | None:
@@ -172,32 +201,35 @@ def _model_of(record: ScenarioRecord) -> str | None:
     return str(judge.get("model")) if isinstance(judge, Mapping) else None
 
 
-def import_scenarios(folder: ShardFolder, modules: Sequence[str] = ()) -> list[str]:
-    """Import what registers the saved scenarios (as a pytest run's conftest does): the module of each
-    saved scenario's class (its metadata.json), the tau2 ports' sources, and ``modules``; from the
-    current folder, as pytest imports a project's modules from its rootdir. Returns one line per
-    module that could not be imported (its scenarios then end as errors naming them)."""
+def import_scenarios(modules: Sequence[str] = ()) -> list[str]:
+    """Register the current project's scenarios, as a pytest run of it does: the extensions'
+    entry points, the tau2 ports' sources, the ``scenarios`` package of the current folder when it
+    has one (this project's layout, and the bot's), and ``modules`` (``--import``).
+
+    Nothing a results folder says is imported: the folder is data (a CI artifact, a colleague's
+    run), and a class name in its metadata.json could name any module. The current folder is
+    appended to ``sys.path``, never put first, so it shadows no installed module. Returns one line
+    per module that could not be imported (its scenarios then end as errors naming them)."""
     import importlib
     import os
     import sys
 
-    wanted = dict.fromkeys(modules)
-    for record in folder.metrics:
-        try:
-            metadata = files.loads((folder.path / record.folder / "scenario_config" / "metadata.json").read_bytes())
-            module = str(metadata["class"]).rpartition(".")[0]
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        if module.startswith("pytest_tau2.domains.tau2_"):
-            module = "pytest_tau2.domains.tau2_sources"  # generated classes: their source registers them
-        wanted.setdefault(module, None)
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    from pytest_tau2.extension.registry import load_entry_points
+
     problems = []
+    try:
+        load_entry_points()
+    except Exception as exc:
+        problems.append(f"could not load the pytest_tau2 entry points: {type(exc).__name__}: {exc}")
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
+    wanted = ["pytest_tau2.domains.tau2_sources", *dict.fromkeys(modules)]
+    if "scenarios" not in modules and (Path.cwd() / "scenarios" / "__init__.py").is_file():
+        wanted.insert(1, "scenarios")
     for module in wanted:
         try:
             importlib.import_module(module)
-        except Exception as exc:  # a module that fails to import loses its scenarios, never the re-score
+        except (Exception, SystemExit) as exc:  # a module that fails loses its scenarios, never the re-score
             problems.append(f"could not import {module} (its scenarios are not re-scored): {type(exc).__name__}: {exc}")
     return problems
 
@@ -233,7 +265,7 @@ def rescore(
     if into.resolve() == source.resolve():
         raise RescoreError("--into must be a new folder, not the folder re-scored")
     settings = settings_for(folder, cli, into, environ)
-    warnings = import_scenarios(folder, modules)
+    warnings = import_scenarios(modules)
     keep = not judge_models(settings)
     into.mkdir(parents=True, exist_ok=True)
     writer = ResultWriter(into)
@@ -314,7 +346,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "pytest-tau2 rescore"
         action="append",
         default=[],
         metavar="MODULE",
-        help="a module to import that registers scenarios (besides each saved scenario's own module)",
+        help="a module to import that registers scenarios (besides the current folder's scenarios package)",
     )
     for option in ALL_OPTIONS:
         if option.name not in OPTIONS:

@@ -122,3 +122,11 @@ def _judge_words(settings: Settings) -> str:
         return "none (NL assertions skipped)"
     words = models[0] if len(models) == 1 else f"{','.join(models)} (majority of {len(models)}; a tie fails)"
     return words + (" prompt=upstream" if settings.judge_prompt == "upstream" else "")
+
+
+def stop_model_calls(reason: str) -> None:
+    """No model call starts in this process from now on (any thread): each raises ``reason`` as the
+    run-stopping error (an xdist worker whose controller is gone, plugin/xdist_link.py)."""
+    from pytest_tau2.llm.ratelimit import stop_all
+
+    stop_all(reason)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pytest_tau2.data.resolve import resolve_data_dir
 from pytest_tau2.report import files
-from pytest_tau2.report.merge import MergeError, read_folder
+from pytest_tau2.report.merge import MergeError, check_consistent, read_folder
 from pytest_tau2.tau2_format import export, submission
 
 
@@ -41,6 +41,9 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "pytest-tau2 export")
     except (export.ExportError, MergeError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # a file that cannot be written: one line naming it
+        print(f"{prog}: cannot write {exc.filename or args.into}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     for note in notes:
         print(f"note: {note}")
     for path in written:
@@ -53,7 +56,10 @@ def run(
 ) -> tuple[list[Path], list[str]]:
     """Export one folder; the files written and notes on what was left out. :class:`ExportError`
     (every problem named) when the folder cannot be exported."""
+    if into.exists() and not into.is_dir():
+        raise export.ExportError(f"--into {into}: exists and is not a folder; export into a folder")
     folder = read_folder(results_dir)
+    check_consistent(folder)  # a tampered or half-written folder is refused, as merge refuses it
     runs, other = export.split_domains(folder)
     notes = [f"{len(other)} results are no tau2 task and are not exported: {export._some(other)}"] if other else []
     if not runs:

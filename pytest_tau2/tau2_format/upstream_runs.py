@@ -75,6 +75,8 @@ def is_results(path: str) -> bool:
         data = json.loads(target.read_text("utf-8"))
     except (OSError, ValueError):  # JSON Lines of several objects do not parse as one document
         return False
+    except RecursionError:  # nested past reading: what its start says; the reader then names the file
+        return _looks_like_results(target)
     return isinstance(data, dict) and "simulations" in data and "info" in data
 
 
@@ -121,7 +123,8 @@ def _read(file: Path) -> list[SavedRun]:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise UpstreamRunsError(
-            f"{file}: not an upstream Results file: {where}: {first['msg']} ({exc.error_count()} problems)"
+            f"{file}: not an upstream Results file: {where + ': ' if where else ''}{first['msg']} "
+            f"({exc.error_count()} problems)"
         ) from None
     out = []
     for index, sim in enumerate(results.simulations):

@@ -17,7 +17,7 @@ import pytest
 
 from pytest_tau2.errors import InfrastructureError
 from pytest_tau2.llm import ModelConfig, RetryPolicy, aclose, acomplete
-from pytest_tau2.llm.faults import reset_failure_streaks, retry_after_seconds
+from pytest_tau2.llm.faults import RETRY_AFTER_CAP_S, reset_failure_streaks, retry_after_seconds
 from pytest_tau2.llm.openai_wire import RateLimitError
 from pytest_tau2.llm.ratelimit import DECREASE, INCREASE, Endpoint, endpoint, endpoint_name
 from tests.support import fixtures
@@ -204,6 +204,21 @@ def test_retry_after_forms() -> None:
     later = email.utils.formatdate(time.time() + 30, usegmt=True)
     seconds = retry_after_seconds(_refusal(**{"retry-after": later}))
     assert seconds is not None and 27 < seconds <= 30
+
+
+def test_retry_after_is_capped_in_every_form() -> None:
+    cap = RETRY_AFTER_CAP_S
+    for value in ("inf", "Infinity", "99999999999", "100000", "1e400"):
+        assert retry_after_seconds(_refusal(**{"retry-after": value})) == cap, value
+    assert retry_after_seconds(_refusal(**{"retry-after": "-5"})) == 0.0
+    assert retry_after_seconds(_refusal(**{"retry-after": "nan"})) is None
+    assert retry_after_seconds(_refusal(**{"retry-after-ms": "inf"})) == cap
+    assert retry_after_seconds(_refusal(**{"retry-after-ms": "nan", "retry-after": "2"})) == 2.0
+    hours = email.utils.formatdate(time.time() + 6 * 3600, usegmt=True)  # a quota's reset time
+    assert retry_after_seconds(_refusal(**{"retry-after": hours})) == cap
+    past = email.utils.formatdate(time.time() - 3600, usegmt=True)
+    assert retry_after_seconds(_refusal(**{"retry-after": past})) == 0.0
+    assert retry_after_seconds(_refusal(**{"retry-after": "Mon, 01 Jan 99999 00:00:00 GMT"})) in (None, cap)
 
 
 def test_the_cap_falls_once_per_burst_of_refusals_and_climbs_back() -> None:

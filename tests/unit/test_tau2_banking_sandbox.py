@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -142,3 +145,72 @@ def test_alltools_offers_bm25_dense_and_the_shell_with_the_dense_model_in_its_pr
     top3 = env.call("KB_search_bm25", {"query": "savings account interest", "k": 3}).content
     assert top3.count("   ID: doc_") == 3
     assert env.call("KB_search_bm25", {"query": "savings", "k": 0}).error
+
+
+# ---- bounds: memory, disk, processes, capabilities (docs/faults.md, "Nothing runs away") --------------------
+
+
+@needs_bwrap
+def test_400_mb_of_output_is_streamed_and_cut_never_held(tmp_path: Path) -> None:
+    """The runner reads a command's output as it comes and keeps its start: 400 MB of output keep
+    the process far under 400 MB (it held all of it: 1,210 MB)."""
+    probe = (
+        "import resource, sys\n"
+        "from pathlib import Path\n"
+        "from pytest_tau2.domains.tau2_banking_knowledge import sandbox\n"
+        "code, out, err = sandbox.run(Path(sys.argv[1]), 'head -c 400000000 /dev/zero | tr \"\\\\0\" x')\n"
+        "text = sandbox.answer('head', code, out, err)\n"
+        "print(code, len(out), len(text), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n"
+    )
+    kb = sandbox.exported(DOCS)
+    done = subprocess.run([sys.executable, "-c", probe, str(kb)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    code, kept, shown, peak_mb = (int(x) for x in done.stdout.split())
+    assert code == 0 and kept <= sandbox.KEEP_BYTES + 100 and shown < sandbox.OUTPUT_LIMIT + 100
+    assert peak_mb < 400, f"the runner reached {peak_mb} MB"
+
+
+@needs_bwrap
+def test_the_writable_copy_and_tmp_are_size_limited(tmp_path: Path) -> None:
+    scratch = sandbox.scratch_copy(DOCS)
+    before = sum(p.stat().st_size for p in scratch.iterdir())
+    code, _, err = sandbox.run(scratch, "head -c 300000000 /dev/zero > big.bin", writable=True)
+    assert code != 0 and ("No space left" in err or "File size limit" in err or code > 128), (code, err)
+    used = sum(p.stat().st_size for p in scratch.rglob("*") if p.is_file())
+    assert used <= sandbox.SCRATCH_BYTES + before
+    code, _, err = sandbox.run(scratch, "head -c 300000000 /dev/zero > /tmp/big.bin", writable=True)
+    assert code != 0, err
+    # The copy is full (the cut big.bin is kept, as a full disk keeps it) until the agent removes it.
+    code, out, err = sandbox.run(scratch, "rm -f big.bin && echo kept > note.md && cat note.md", writable=True)
+    assert code == 0 and out.strip() == "kept", (code, err)
+    assert (scratch / "note.md").read_text().strip() == "kept"  # the copy still persists between commands
+
+
+@needs_bwrap
+def test_no_capabilities_no_mounts_bounded_processes_and_no_leftovers() -> None:
+    kb = sandbox.exported(DOCS)
+    _, out, _ = sandbox.run(kb, "grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status")
+    assert [line.split()[1] for line in out.splitlines()] == ["0000000000000000"] * 3, out
+    code, _, _ = sandbox.run(kb, "mount -t tmpfs none /tmp")
+    assert code != 0
+    assert sandbox.run(kb, "ulimit -p")[1].strip() == str(sandbox.PROCESSES)
+    assert sandbox.run(kb, "ulimit -f")[1].strip() == str(sandbox.SCRATCH_BYTES // 512)
+    if (
+        shutil.which("unshare")
+        and "--disable-userns"
+        in subprocess.run(["bwrap", "--help"], capture_output=True, text=True, check=False).stdout
+    ):
+        code, _, _ = sandbox.run(kb, "unshare -r -m true")
+        assert code != 0  # no user namespace of its own either: no mount anywhere
+    code, out, _ = sandbox.run(kb, "sleep 987 & echo started")
+    assert (code, out.strip()) == (0, "started")
+    time.sleep(0.2)
+    left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p) == "sleep 987"]
+    assert not left, "a command's background process outlived it"
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        return ""

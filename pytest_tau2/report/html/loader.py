@@ -9,7 +9,6 @@ file and the field.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -158,8 +157,8 @@ def read_json(path: Path) -> Any:
         return files.loads(path.read_bytes())
     except FileNotFoundError:
         raise
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReportInputError(f"{path}: cannot be read as JSON ({exc})") from exc
+    except (OSError, ValueError) as exc:  # not JSON, not UTF-8, nested past reading
+        raise ReportInputError(f"{path}: cannot be read as JSON ({exc})") from None
 
 
 def parse_scenario(data: Any, where: str) -> ScenarioResult:
@@ -263,11 +262,32 @@ def raw_files(folder: Path | None) -> list[str]:
     return [name for name in RAW_FILES if (folder / name).is_file()]
 
 
+SHOWN_DEPTH = 256
+"""A saved file nested deeper than this is not shown (its raw file stays one click away): the
+report's page could not be written with it."""
+
+
 def _optional_json(path: Path) -> Any:
+    """A scenario's optional file; None when it is missing, unreadable or nested past showing."""
     try:
-        return read_json(path)
-    except FileNotFoundError:
+        value = read_json(path)
+    except (OSError, ValueError, RecursionError, ReportInputError):
         return None
+    return value if _shallow(value, SHOWN_DEPTH) else None
+
+
+def _shallow(value: object, limit: int) -> bool:
+    """Whether ``value`` nests lists and objects at most ``limit`` deep (without recursing)."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return False
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return True
 
 
 def _clip(value: object, limit: int) -> object:
