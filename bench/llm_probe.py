@@ -43,6 +43,8 @@ def pytest_unconfigure(config: Any) -> None:
         "pid": os.getpid(),
         "peak_rss_mb": round(usage.ru_maxrss / scale, 1),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+        "user_s": round(usage.ru_utime, 2),
+        "sys_s": round(usage.ru_stime, 2),
         "litellm_imported": "litellm" in sys.modules,
         "heavy_imported": [name for name in HEAVY if name in sys.modules],
         **{k: round(v, 3) for k, v in _MARKS.items()},
