@@ -499,8 +499,10 @@ def read_records(items: Iterable[Mapping[str, object] | ScenarioRecord]) -> list
     """Records from file objects or records. Records of the current table are taken as they are,
     also those of a subclass (the report's ``ScenarioResult``): the summary, the intervals and the
     report each read the same records, which were validated once, when they were made."""
-    return [item if _current(item) else ScenarioRecord.read(item) for item in items]
+    return [
+        item if isinstance(item, ScenarioRecord) and _current(item) else ScenarioRecord.read(item) for item in items
+    ]
 
 
-def _current(item: object) -> bool:
-    return isinstance(item, ScenarioRecord) and record_type(type(item)) is type(item)
+def _current(item: ScenarioRecord) -> bool:
+    return record_type(type(item)) is type(item)
