@@ -34,15 +34,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_llm_speed as speed
 
+MARKER = "<!-- notes: hand-written below this line, kept when the script rewrites the tables -->"
 FRAME = re.compile(r"^(?P<func>.*?) \((?P<file>[^()]*?)(?::(?P<line>\d+))?\)$")
-PHASES: list[tuple[str, tuple[str, ...]]] = [
-    # first match wins, looked up from the outermost frame inwards
-    (
-        "end of run: our session finish (all_metrics, summary, report.html, views)",
-        ("pytest_tau2/plugin/session.py", "pytest_tau2/plugin/run_report.py"),
-    ),
-    ("imports (start-up and lazy)", ("<frozen importlib._bootstrap>",)),
-]
 
 
 def parse(line: str) -> tuple[list[tuple[str, str]], int]:
@@ -73,7 +66,7 @@ def package_of(file: str) -> str:
 
 def phase_of(frames: list[tuple[str, str]]) -> str:
     files = [f for _, f in frames]
-    funcs = [fn for fn, _ in frames]
+    funcs = [fn.rsplit(".", 1)[-1] for fn, _ in frames]  # py-spy names methods Class.method
     if any("importlib._bootstrap" in f for f in files):
         return "imports"
     if "pytest_sessionfinish" in funcs or "pytest_terminal_summary" in funcs or "pytest_unconfigure" in funcs:
@@ -147,6 +140,7 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=250, help="py-spy samples per second")
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--out", type=Path, default=None, help="markdown to write (default: print only)")
+    parser.add_argument("--raw", type=Path, default=None, help="keep py-spy's folded stacks here (~6 MB)")
     opts = parser.parse_args()
     pyspy = shutil.which("py-spy")
     if pyspy is None:
@@ -159,8 +153,8 @@ def main() -> None:
         row = speed.run_once(opts.config, opts.latency, ids, {"collect_cpu_s": 0.0, "litellm_import_cpu_s": 0.0},
                              900)  # fmt: skip
         folded = fold(raw, row["cpu_s_total"], row["llm_calls"])
-        if opts.out is not None:
-            shutil.copy(raw, opts.out.with_suffix(".folded.txt"))
+        if opts.raw is not None:
+            shutil.copy(raw, opts.raw)
     cpu = row["cpu_s_total"]
     summary = {
         "command": "python bench/profile_sweep.py " + " ".join(sys.argv[1:]),
@@ -183,9 +177,12 @@ def main() -> None:
     lines += ["## Inclusive time per pytest_tau2 module", "", *table(folded["inclusive_pytest_tau2"], "module")]
     lines += ["## Import time by module imported", "", *table(folded["imports"], "module")]
     lines += ["## Hottest functions (self)", "", *table(folded["functions"], "function")]
+    lines += ["", MARKER, ""]
     text = "\n".join(lines)
     if opts.out is not None:
-        opts.out.write_text(text, "utf-8")
+        old = opts.out.read_text("utf-8") if opts.out.exists() else ""
+        notes = old.split(MARKER, 1)[1].lstrip("\n") if MARKER in old else ""
+        opts.out.write_text(text + notes, "utf-8")
     else:
         print(text)
 
