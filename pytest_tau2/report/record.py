@@ -361,8 +361,8 @@ class ScenarioRecord(Part):
     def read(cls: type[R], data: Mapping[str, object] | ScenarioRecord) -> R:
         """A record of the current signal table from a file's object (or a record already)."""
         kind = record_type(cls)
-        if isinstance(data, kind):
-            return data
+        if isinstance(data, kind) or (isinstance(data, cls) and type(data) is record_type(type(data))):
+            return data  # validated when made: of the current table (also a subclass's, the report's)
         if isinstance(data, ScenarioRecord):
             data = data.document()
         return kind.model_validate(data)
@@ -496,13 +496,5 @@ def record_type(base: type[R]) -> type[R]:
 
 
 def read_records(items: Iterable[Mapping[str, object] | ScenarioRecord]) -> list[ScenarioRecord]:
-    """Records from file objects or records. Records of the current table are taken as they are,
-    also those of a subclass (the report's ``ScenarioResult``): the summary, the intervals and the
-    report each read the same records, which were validated once, when they were made."""
-    return [
-        item if isinstance(item, ScenarioRecord) and _current(item) else ScenarioRecord.read(item) for item in items
-    ]
-
-
-def _current(item: ScenarioRecord) -> bool:
-    return record_type(type(item)) is type(item)
+    """Records from file objects or records (records of the current table are taken as they are)."""
+    return [ScenarioRecord.read(item) for item in items]
