@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-LATER = ("jsonschema", "jinja2", "litellm", "deepdiff", "scipy", "numpy")
-"""Tool calls, report.html, litellm routes, DB diffs, statistics (intervals at a run's end, compare)."""
+LATER = ("jsonschema", "jinja2", "litellm", "deepdiff", "scipy", "numpy", "pandas", "mcp")
+"""Tool calls, report.html, litellm routes, DB diffs, resampling statistics, dataframes, MCP agents."""
 
 
 def test_loading_the_plugin_leaves_later_steps_imports_for_later() -> None:
