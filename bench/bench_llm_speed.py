@@ -59,6 +59,8 @@ from tests.support.fake_openai import FakeOpenAIServer  # noqa: E402
 
 UNBOUNDED = 1000
 BYTECODE_CACHE = True  # --no-bytecode-cache keeps PYTHONDONTWRITEBYTECODE as the environment has it
+WRAP: list[str] = []
+"""A command that runs the pytest process (a profiler: ``py-spy record ... --``); bench/profile_sweep.py sets it."""
 # name -> (label, extra pytest args, workers, concurrency per worker)
 CONFIGS: dict[str, tuple[str, list[str], int, int]] = {
     "c8": ("--tau2-concurrency 8", ["--tau2-concurrency", "8"], 1, 8),
@@ -102,7 +104,7 @@ def _pytest(
         env = {name: value for name, value in env.items() if name != "PYTHONDONTWRITEBYTECODE"}
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        [*WRAP, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
         cwd=tree,
         env=env,
         capture_output=True,
@@ -165,7 +167,8 @@ def run_once(
         if task is not None:
             per_task[task] = per_task.get(task, 0) + 1
     calls = len(requests)
-    last = (done.stdout.strip().splitlines() or [""])[-1]
+    last = next((line for line in reversed(done.stdout.strip().splitlines()) if " passed" in line or " failed" in line),
+                (done.stdout.strip().splitlines() or [""])[-1])  # fmt: skip
     passed = int(m.group(1)) if (m := re.search(r"(\d+) passed", last)) else 0
     if done.returncode != 0 or passed != len(ids):
         print(f"  !! {config}: exit {done.returncode}: {last}\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}")

@@ -16,6 +16,8 @@ import time
 from typing import Any
 
 _MARKS: dict[str, float] = {"configured": time.time()}
+HEAVY = ("scipy", "numpy", "pandas", "jinja2", "mcp", "litellm", "jsonschema", "deepdiff", "pydantic_ai", "openai")
+"""Packages a run should import only when it uses them (issue 41): recorded if they were."""
 
 
 def pytest_collection_finish(session: Any) -> None:
@@ -41,7 +43,10 @@ def pytest_unconfigure(config: Any) -> None:
         "pid": os.getpid(),
         "peak_rss_mb": round(usage.ru_maxrss / scale, 1),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+        "user_s": round(usage.ru_utime, 2),
+        "sys_s": round(usage.ru_stime, 2),
         "litellm_imported": "litellm" in sys.modules,
+        "heavy_imported": [name for name in HEAVY if name in sys.modules],
         **{k: round(v, 3) for k, v in _MARKS.items()},
         "unconfigured": round(time.time(), 3),
     }

@@ -151,7 +151,7 @@ async def acomplete(
     completion = await within_limits(
         config,
         call.policy,
-        _estimated_tokens(messages, tools),
+        lambda: _estimated_tokens(messages, tools),
         send,
         lambda done: done.prompt_tokens + done.completion_tokens,
     )
@@ -168,7 +168,7 @@ async def acomplete(
 async def within_limits(
     config: ModelConfig,
     policy: RetryPolicy,
-    tokens: float,
+    tokens: float | Callable[[], float],
     send: Callable[[], Awaitable[T]],
     used: Callable[[T], float],
 ) -> T:
@@ -176,10 +176,13 @@ async def within_limits(
 
     Transport failures (5xx, timeouts, connections) spend the policy's retries; a rate limit
     (429, 503 with Retry-After) is waited out without spending one, for up to the policy's
-    ``rate_limit_timeout_s``. ``tokens``: the call's estimated prompt tokens; ``used``: the
-    tokens its reply reports (both for ``--tau2-tpm``). Chat completions and embeddings alike.
+    ``rate_limit_timeout_s``. ``tokens``: the call's estimated prompt tokens, or what estimates
+    them (called only under ``--tau2-tpm``: printing a call's tool schemas costs ~0.05 ms);
+    ``used``: the tokens its reply reports. Chat completions and embeddings alike.
     """
     limits = endpoint(config, policy)
+    if callable(tokens):
+        tokens = tokens() if limits.counts_tokens else 0.0
     attempts = max(1, policy.max_retries + 1)
     attempt = 0
     refused_first: float | None = None  # this call's first refusal (429 or 503 with Retry-After)

@@ -13,6 +13,12 @@ bundled price file, read as plain JSON, whether any price could apply to the nam
 no entry is even similar, litellm would find no price either and the cost is ``None`` without
 importing it. The check errs towards importing: a name that merely resembles a priced model
 (same prefix, or a priced model's name inside it) is priced by litellm itself.
+
+Reading that file (3.5 MB of JSON) and listing its priced names costs ~50 ms, in every process of
+every run; the answer for a set of names is therefore remembered in the user cache
+(``price-check-v1.json``) with the file's identity (device, inode, size, modification and change
+times, as data/hash_cache.py does for the data files): a later process with the same litellm
+reuses it without reading the file.
 """
 
 from __future__ import annotations
@@ -21,11 +27,15 @@ import importlib.util
 import json
 import os
 import sys
+import tempfile
+import time
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 if TYPE_CHECKING:
     from pytest_tau2.llm.config import ModelConfig
@@ -117,15 +127,28 @@ def is_priced(litellm: ModuleType, config: ModelConfig) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _price_file() -> dict[str, Any]:
-    """litellm's bundled price list as JSON ({} when litellm is not installed or the file moved)."""
+def _price_file_path() -> Path | None:
+    """Where litellm's bundled price list is (None when litellm is not installed or the file moved)."""
     spec = importlib.util.find_spec("litellm")  # locates the package without importing it
     for folder in (spec.submodule_search_locations or []) if spec is not None else []:
         path = Path(folder) / PRICE_FILE
         if path.is_file():
-            loaded = json.loads(path.read_text("utf-8"))
-            return loaded if isinstance(loaded, dict) else {}
-    return {}
+            return path
+    return None
+
+
+@lru_cache(maxsize=1)
+def _price_file() -> dict[str, Any]:
+    """litellm's bundled price list as JSON ({} when litellm is not installed or the file moved)."""
+    path = _price_file_path()
+    if path is None:
+        return {}
+    raw = path.read_bytes()  # ~3.5 MB: orjson reads it in 17 ms, the stdlib in 28 ms
+    try:
+        loaded = orjson.loads(raw)
+    except orjson.JSONDecodeError:  # NaN or Infinity, which only the stdlib accepts
+        loaded = json.loads(raw)
+    return loaded if isinstance(loaded, dict) else {}
 
 
 def price_file_entry(name: str) -> dict[str, Any] | None:
@@ -160,8 +183,86 @@ def _tails(name: str) -> list[str]:
 @lru_cache(maxsize=256)
 def _maybe_priced(names: tuple[str, ...]) -> bool:
     # Unset counts as set: the client sets it before it imports litellm (transport_litellm.import_litellm).
-    if not _price_file() or os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "true").lower() != "true":
-        return True  # no local list to consult, or litellm prices from its downloaded list: let it decide
+    if os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "true").lower() != "true":
+        return True  # litellm prices from its downloaded list: let it decide
+    path = _price_file_path()
+    if path is None:
+        return True  # no local list to consult
+    key = "\n".join(names)
+    remembered = _remembered(path, key)
+    if remembered is not None:
+        return remembered
+    answer = _check_names(names)
+    _remember(path, key, answer)
+    return answer
+
+
+CHECK_CACHE = "price-check-v1.json"
+"""The user-cache file of :func:`maybe_priced`'s answers, by price file and its identity."""
+
+
+def _check_cache() -> Path | None:
+    try:
+        from pytest_tau2.data.resolve import user_cache_dir
+
+        return user_cache_dir() / CHECK_CACHE
+    except Exception:  # no home, platformdirs failing: check every time
+        return None
+
+
+def _identity(path: Path) -> list[int]:
+    stat = os.stat(path)
+    return [stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
+
+
+def _remembered(path: Path, key: str) -> bool | None:
+    """The answer remembered for ``key`` with this very price file, if any (never fails)."""
+    cache = _check_cache()
+    try:
+        entry = json.loads(cache.read_text("utf-8")).get(str(path)) if cache is not None else None
+        if isinstance(entry, dict) and entry.get("identity") == _identity(path):
+            answer = entry.get("answers", {}).get(key)
+            return answer if isinstance(answer, bool) else None
+    except (OSError, ValueError, AttributeError):
+        pass
+    return None
+
+
+def _remember(path: Path, key: str, answer: bool) -> None:
+    """Add ``answer`` to the cache (atomically; a price file changed in the last 2 s is not
+    remembered, as its identity may not have settled). Never fails."""
+    cache = _check_cache()
+    if cache is None:
+        return
+    try:
+        identity = _identity(path)
+        if time.time_ns() - max(identity[3], identity[4]) <= 2_000_000_000:
+            return
+        try:
+            known = json.loads(cache.read_text("utf-8"))
+        except (OSError, ValueError):
+            known = {}
+        entry = known.get(str(path)) if isinstance(known, dict) else None
+        if not isinstance(entry, dict) or entry.get("identity") != identity:
+            entry = {"identity": identity, "answers": {}}
+        entry["answers"][key] = answer
+        known = {str(path): entry}  # one litellm per cache: an older install's answers are dropped
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{cache.name}.", dir=cache.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(known, fh)
+            os.replace(tmp, cache)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except (OSError, TypeError, AttributeError):
+        pass
+
+
+def _check_names(names: tuple[str, ...]) -> bool:
+    if not _price_file():
+        return True  # an unreadable list: let litellm decide
     priced = _priced_names()
     for name in names:
         for tail in _tails(name):

@@ -137,6 +137,11 @@ class Endpoint:
 
     # -- a slot --------------------------------------------------------------------------------
 
+    @property
+    def counts_tokens(self) -> bool:
+        """Whether calls charge a tokens-per-minute bucket (``--tau2-tpm``)."""
+        return self._tokens is not None
+
     async def acquire(self, tokens: float) -> float:
         """Wait for a slot, the pace and the buckets; the monotonic time the call starts."""
         self._check()

@@ -361,8 +361,8 @@ class ScenarioRecord(Part):
     def read(cls: type[R], data: Mapping[str, object] | ScenarioRecord) -> R:
         """A record of the current signal table from a file's object (or a record already)."""
         kind = record_type(cls)
-        if isinstance(data, kind):
-            return data
+        if isinstance(data, kind) or (isinstance(data, cls) and type(data) is record_type(type(data))):
+            return data  # validated when made: of the current table (also a subclass's, the report's)
         if isinstance(data, ScenarioRecord):
             data = data.document()
         return kind.model_validate(data)

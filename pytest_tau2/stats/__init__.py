@@ -5,9 +5,11 @@ its *outcomes* are the values of its valid trials (1.0 / 0.0 for a verdict, the 
 reward). Every resampling method resamples **tasks**, keeping a task's trials together (the
 trials of one task are not independent draws: Miller 2024, "Adding Error Bars to Evals").
 
-scipy.stats and numpy are imported inside the functions that compute, never at import of this
-package: loading the plugin pays nothing for them (docs/statistics.md says why scipy, and what
-its import costs).
+Nothing here imports scipy: Wilson's interval, McNemar's exact test and the normal quantiles are
+closed form in plain Python (math, statistics.NormalDist); the bootstrap and the permutation test
+draw with numpy, imported inside the function that resamples, exactly as scipy.stats would
+(tests/unit/test_stats_reference.py compares every function with scipy's). A run whose summary
+needs only Wilson's interval imports neither (docs/statistics.md, docs/speed.md).
 
 - :mod:`.intervals`: :class:`Interval`, Wilson's interval for a rate over independent tasks,
   the task-clustered bootstrap for pass^k and mean outcomes.

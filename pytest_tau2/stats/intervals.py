@@ -1,15 +1,19 @@
 """Intervals for one run: Wilson's for a rate over independent tasks, the task-clustered bootstrap
 for pass^k and for a mean over trials.
 
-- **Wilson** (scipy.stats.binomtest(...).proportion_ci(method="wilson")): the score interval of a
-  binomial proportion. Unlike the normal (CLT) interval it stays inside [0, 1] and keeps close
-  to its nominal coverage at 50-114 tasks and rates near 0 or 1, where the CLT interval is too
-  narrow (Bowyer, Aitchison, Ivanova 2025). It assumes independent items: one trial per task.
-- **Task-clustered bootstrap** (scipy.stats.bootstrap, percentile method): tasks are drawn with
-  replacement, each with all of its trials, and the statistic recomputed on each draw. With
-  several trials per task the trials of a task are correlated (the same task is hard every
-  time), so a rate over trials is not a binomial over trials; resampling tasks keeps that.
-  The seed is fixed (:data:`DEFAULT_SEED`), so the same results give the same interval.
+- **Wilson**: the score interval of a binomial proportion (Newcombe 1998, method 3), closed form
+  in plain Python: it gives what scipy.stats.binomtest(...).proportion_ci(method="wilson") gives
+  (tests/unit/test_stats_reference.py compares them to 1e-15). Unlike the normal (CLT) interval
+  it stays inside [0, 1] and keeps close to its nominal coverage at 50-114 tasks and rates near
+  0 or 1, where the CLT interval is too narrow (Bowyer, Aitchison, Ivanova 2025). It assumes
+  independent items: one trial per task.
+- **Task-clustered bootstrap** (percentile method, on numpy, imported when a bootstrap runs):
+  tasks are drawn with replacement, each with all of its trials, and the statistic recomputed on
+  each draw. With several trials per task the trials of a task are correlated (the same task is
+  hard every time), so a rate over trials is not a binomial over trials; resampling tasks keeps
+  that. The draws are those scipy.stats.bootstrap makes with the same generator, so the interval
+  is scipy's to the last bit. The seed is fixed (:data:`DEFAULT_SEED`), so the same results give
+  the same interval.
 """
 
 from __future__ import annotations
@@ -17,7 +21,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from statistics import NormalDist
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DEFAULT_SEED = 20_250_301
 """Seed of every resampling unless one is given: the same run always gets the same interval."""
@@ -72,10 +80,19 @@ def wilson(successes: int, n: int, level: float = 0.95) -> Interval | None:
         raise ValueError(f"successes must be between 0 and n={n}; got {successes}")
     if n == 0:
         return None
-    from scipy.stats import binomtest
+    z = normal_quantile(0.5 + 0.5 * level)
+    p = successes / n
+    denominator = 2 * (n + z**2)
+    centre = (2 * n * p + z**2) / denominator
+    half = z / denominator * math.sqrt(4 * n * p * (1 - p) + z**2)
+    low = 0.0 if successes == 0 else centre - half
+    high = 1.0 if successes == n else centre + half
+    return Interval(p, low, high, level, "Wilson")
 
-    ci = binomtest(successes, n).proportion_ci(confidence_level=level, method="wilson")
-    return Interval(successes / n, float(ci.low), float(ci.high), level, "Wilson")
+
+def normal_quantile(p: float) -> float:
+    """The standard normal's quantile (scipy's norm.ppf / ndtri; the stdlib's, equal to ~1e-16)."""
+    return NormalDist().inv_cdf(p)
 
 
 def pass_hat_k(outcomes: Sequence[float], k: int) -> float:
@@ -109,7 +126,6 @@ def cluster_bootstrap(
     if statistic != "mean" and (statistic < 1 or min(len(t) for t in tasks) < statistic):
         return None
     import numpy as np
-    from scipy.stats import bootstrap
 
     rng = np.random.default_rng(seed)
     estimate = point(tasks, statistic)
@@ -128,12 +144,44 @@ def cluster_bootstrap(
 
     if _constant(data):
         return Interval(estimate, estimate, estimate, level, method)
-    result = bootstrap(
-        data, stat, paired=True, vectorized=True, n_resamples=resamples, confidence_level=level,
-        method="percentile", rng=rng,
-    )  # fmt: skip
-    ci = result.confidence_interval
-    return Interval(estimate, float(ci.low), float(ci.high), level, method)
+    low, high = percentile_bootstrap(data, stat, rng, resamples, level)
+    return Interval(estimate, low, high, level, method)
+
+
+def percentile_bootstrap(
+    data: tuple[np.ndarray, ...], statistic: Any, rng: np.random.Generator, resamples: int, level: float
+) -> tuple[float, float]:
+    """The percentile interval of ``statistic`` over paired resamples of ``data`` (arrays of one
+    length: items drawn with replacement, every array at the same draws). It draws and computes as
+    scipy.stats.bootstrap(data, statistic, paired=True, vectorized=True, method="percentile")
+    does with the same generator: one (resamples, n) matrix of indices, the statistic along the
+    last axis, linear quantiles at (1 - level) / 2 and 1 - (1 - level) / 2."""
+    import numpy as np
+
+    n = len(data[0])
+    draws = rng.integers(0, n, (resamples, n), dtype=np.int64)
+    values = np.asarray(statistic(*(array[..., draws] for array in data), axis=-1), dtype=float)
+    alpha = (1 - level) / 2
+    low, high = linear_quantiles(values, np.array([alpha, 1 - alpha]))
+    return float(low), float(high)
+
+
+def linear_quantiles(values: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Quantiles ``p`` of ``values`` by Hyndman and Fan's method 7 (linear interpolation between
+    order statistics), in the arithmetic of scipy.stats.quantile(method="linear"), so that the
+    bootstrap's ends match scipy's bit for bit (numpy's quantile may differ in the last bit)."""
+    import numpy as np
+
+    ordered = np.sort(values)
+    n = len(ordered)
+    position = p * n + (1 - p)
+    above = position // 1
+    below = above - 1
+    fraction = position % 1
+    fraction[below < 0] = 0
+    below = np.clip(below, 0.0, n - 1).astype(np.int64)
+    above = np.clip(above, 0.0, n - 1).astype(np.int64)
+    return np.asarray((1 - fraction) * ordered[below] + fraction * ordered[above])
 
 
 def _constant(data: tuple[Any, ...]) -> bool:

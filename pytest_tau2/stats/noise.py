@@ -20,7 +20,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_tau2.stats.intervals import check_level
+from pytest_tau2.stats.intervals import check_level, normal_quantile
 
 
 def flip_rate(outcomes: Sequence[float]) -> float:
@@ -40,9 +40,7 @@ def _variance(values: Sequence[float]) -> float:
 
 
 def _z(p: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.ppf(p))
+    return normal_quantile(p)
 
 
 @dataclass(frozen=True)

@@ -8,23 +8,27 @@ each (its success share over its trials, its pass^k, its mean reward).
 - :func:`mcnemar_exact`: one trial per task and a 0/1 outcome. Only the discordant tasks (passed
   in one run, failed in the other) say anything; under "no difference" each is equally likely to
   go either way, so the count that went B's way is Binomial(discordant, 1/2): the exact two-sided
-  binomial test (scipy.stats.binomtest), McNemar's exact (conditional) test.
+  binomial test, McNemar's exact (conditional) test, summed in whole numbers (math.comb): the
+  p-value scipy.stats.binomtest gives, without importing scipy.
 - :func:`paired_permutation`: several trials, or a non-0/1 outcome. Under "no difference" the
   labels A and B of a task are exchangeable, so each task's difference is as likely to have
-  either sign: the sign-flip permutation test of the mean difference (scipy.stats.permutation_test,
-  ``permutation_type="samples"``), exact when the tasks that differ are few, else 9,999 random
-  flips with a fixed seed.
+  either sign: the sign-flip permutation test of the mean difference, exact when the tasks that
+  differ are few (2^n <= 9,999), else 9,999 random flips with a fixed seed. On numpy, imported
+  when it runs; flips and p-value are those of scipy.stats.permutation_test
+  (``permutation_type="samples"``) with the same generator.
 - :func:`paired_bootstrap`: the interval of the mean difference, resampling tasks (each with
-  both of its runs' outcomes).
+  both of its runs' outcomes); scipy.stats.bootstrap's draws, on numpy.
 - :func:`holm`: Holm's step-down correction when one comparison is tested in several domains.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_tau2.stats.intervals import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, check_level
+from pytest_tau2.stats.intervals import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, check_level, percentile_bootstrap
 
 PERMUTATIONS = 9_999
 """Random sign flips of the permutation test when the exact test would need more."""
@@ -48,11 +52,13 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
     """Two-sided exact p-value of McNemar's test: ``a_only`` tasks passed only in A, ``b_only`` only in B."""
     if a_only < 0 or b_only < 0:
         raise ValueError(f"discordant counts must be non-negative; got {a_only} and {b_only}")
-    if a_only + b_only == 0:
+    if a_only == b_only:  # also none discordant: the observed count is the most likely one
         return 1.0
-    from scipy.stats import binomtest
-
-    return float(binomtest(b_only, a_only + b_only, 0.5).pvalue)
+    # Binomial(n, 1/2) is symmetric: the outcomes at most as likely as the observed one are the
+    # two tails beyond min(a, b), each sum(C(n, i), i <= min) / 2^n. Whole numbers, one division.
+    n = a_only + b_only
+    tail = sum(math.comb(n, i) for i in range(min(a_only, b_only) + 1))
+    return min(1.0, 2 * tail / (1 << n))
 
 
 def _pairs(a: Sequence[float], b: Sequence[float]) -> list[float]:
@@ -69,18 +75,22 @@ def paired_permutation(
     if len(differences) < 2:  # none, or one: both of its signs are as extreme as the observed
         return 1.0
     import numpy as np
-    from scipy.stats import permutation_test
 
     d = np.array(differences)
-
-    def mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-        return np.asarray((x - y).mean(axis=axis))
-
-    result = permutation_test(
-        (d, np.zeros_like(d)), mean_difference, permutation_type="samples", vectorized=True,
-        n_resamples=resamples, alternative="two-sided", rng=np.random.default_rng(seed),
-    )  # fmt: skip
-    return float(min(1.0, result.pvalue))
+    n = len(d)
+    observed = d.mean()
+    if 2**n <= resamples:  # every assignment of signs: exact
+        signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
+        adjustment, count = 0, 2**n
+    else:  # as scipy draws them: each task's pair (b - a, 0) in a random order, per resample
+        order = np.random.default_rng(seed).permuted(np.tile(np.arange(2), (resamples, n, 1)), axis=-1)
+        signs = np.where(order[..., 0] == 0, 1.0, -1.0)
+        adjustment, count = 1, resamples
+    null = (signs * d).mean(axis=-1)
+    slack = abs(np.finfo(float).eps * 100 * observed)  # scipy's tolerance for ties with the observed value
+    below = (np.count_nonzero(null <= observed + slack) + adjustment) / (count + adjustment)
+    above = (np.count_nonzero(null >= observed - slack) + adjustment) / (count + adjustment)
+    return float(min(1.0, 2 * min(below, above)))
 
 
 def paired_bootstrap(
@@ -101,17 +111,12 @@ def paired_bootstrap(
     if all(d == differences[0] for d in differences):
         return Interval(estimate, estimate, estimate, level, method)
     import numpy as np
-    from scipy.stats import bootstrap
 
     def mean(x: np.ndarray, axis: int = -1) -> np.ndarray:
         return np.asarray(x.mean(axis=axis))
 
-    result = bootstrap(
-        (np.array(differences),), mean, vectorized=True, n_resamples=resamples, confidence_level=level,
-        method="percentile", rng=np.random.default_rng(seed),
-    )  # fmt: skip
-    ci = result.confidence_interval
-    return Interval(estimate, float(ci.low), float(ci.high), level, method)
+    low, high = percentile_bootstrap((np.array(differences),), mean, np.random.default_rng(seed), resamples, level)
+    return Interval(estimate, low, high, level, method)
 
 
 def paired_test(
