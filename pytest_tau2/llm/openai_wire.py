@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from pytest_tau2.llm import compat_litellm
 from pytest_tau2.llm.faults import MalformedReplyError
 from pytest_tau2.llm.pricing import price_file_entry
 
@@ -61,18 +62,8 @@ _REWRITTEN_FAMILIES = re.compile(
 )
 _MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
-CALLBACK_LISTS = (
-    "callbacks",
-    "input_callback",
-    "success_callback",
-    "_async_success_callback",
-    "failure_callback",
-    "_async_failure_callback",
-    "service_callback",
-)
-"""litellm's lists of logging callbacks: a registered one means someone listens to litellm's calls."""
 # Global litellm settings that change where or how litellm calls (set by a conftest, say).
-_LITELLM_GLOBALS = ("api_base", "api_key", "openai_key", "organization", "headers", "model_alias_map", *CALLBACK_LISTS)
+_LITELLM_GLOBALS = ("api_base", "api_key", "openai_key", "organization", "headers", "model_alias_map")
 # The OpenAI SDK adds organisation/project headers from these; the wire path does not.
 _SDK_ENVIRONMENT = ("OPENAI_ORG_ID", "OPENAI_ORGANIZATION", "OPENAI_PROJECT_ID")
 DEFAULT_BASE = "https://api.openai.com/v1"
@@ -134,7 +125,9 @@ def _wire_model(model: str) -> str | None:
 
 def _litellm_configured() -> bool:
     litellm = sys.modules.get("litellm")
-    return litellm is not None and any(getattr(litellm, name, None) for name in _LITELLM_GLOBALS)
+    return litellm is not None and (
+        any(getattr(litellm, name, None) for name in _LITELLM_GLOBALS) or compat_litellm.callbacks_registered(litellm)
+    )
 
 
 def _plain_message(message: Any) -> bool:

@@ -27,6 +27,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from pytest_tau2.llm import compat_litellm
+
 if TYPE_CHECKING:
     from pytest_tau2.llm.config import ModelConfig
 
@@ -43,7 +45,7 @@ def cost_of_response(litellm: ModuleType, config: ModelConfig, response: Any) ->
     left the figure in the response's hidden params; computing it again costs ~1 ms of CPU per
     call and ignores custom prices.
     """
-    hidden = getattr(response, "_hidden_params", None) or {}
+    hidden = compat_litellm.hidden_params(response)
     cost = hidden.get("response_cost")
     if cost is None and "response_cost" in hidden and not is_priced(litellm, config):
         return None  # litellm found no price; asking again costs ~1.5 ms and finds none either
