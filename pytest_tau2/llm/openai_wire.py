@@ -24,7 +24,7 @@ import re
 import sys
 import urllib.request
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -82,7 +82,7 @@ class WireRoute:
         return f"WireRoute(url={self.url!r}, wire_model={self.wire_model!r})"
 
 
-def route(model: str, args: Mapping[str, Any], messages: list[dict[str, Any]]) -> WireRoute | None:
+def route(model: str, args: Mapping[str, object], messages: Sequence[Mapping[str, object]]) -> WireRoute | None:
     """The wire route of a call, or None when it must go through litellm."""
     wire_model = _wire_model(model)
     if wire_model is None or _REWRITTEN_FAMILIES.search(wire_model.rsplit("/", 1)[-1]):
@@ -130,7 +130,7 @@ def _litellm_configured() -> bool:
     )
 
 
-def _plain_message(message: Any) -> bool:
+def _plain_message(message: object) -> bool:
     if not isinstance(message, dict) or message.get("role") not in _ROLES or not _MESSAGE_KEYS.issuperset(message):
         return False
     content = message.get("content")
@@ -259,7 +259,7 @@ def _session() -> Any:
     return session
 
 
-def _encode(body: dict[str, Any]) -> bytes:
+def _encode(body: Mapping[str, object]) -> bytes:
     """The request body as JSON bytes: orjson (~8x the stdlib encoder on a 40 KB conversation)."""
     try:
         return orjson.dumps(body)

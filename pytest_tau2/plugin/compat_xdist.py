@@ -38,22 +38,24 @@ def load_scheduling() -> type[Any] | None:
     return LoadScheduling  # type: ignore[no-any-return]
 
 
-def send_tests(scheduler: Any, node: Any, count: int) -> None:
+def send_tests(scheduler: object, node: object, count: int) -> None:
     """Move ``count`` items of the scheduler's pool to ``node`` (``LoadScheduling._send_tests``)."""
-    scheduler._send_tests(node, count)
+    load: Any = scheduler
+    load._send_tests(node, count)
 
 
-def same_collection(scheduler: Any) -> bool:
+def same_collection(scheduler: object) -> bool:
     """Whether every worker collected the same items (``LoadScheduling._check_nodes_have_same_collection``)."""
-    return bool(scheduler._check_nodes_have_same_collection())
+    load: Any = scheduler
+    return bool(load._check_nodes_have_same_collection())
 
 
 class WorkerQueue:
     """The items xdist queued on this worker (``WorkerInteractor.torun``), read and watched."""
 
-    def __init__(self, interactor: Any, queue: Any) -> None:
-        self._interactor = interactor
-        self._queue = queue
+    def __init__(self, interactor: object, queue: object) -> None:
+        self._interactor: Any = interactor
+        self._queue: Any = queue
 
     @classmethod
     def find(cls, config: pytest.Config) -> WorkerQueue | None:
