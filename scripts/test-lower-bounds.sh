@@ -29,7 +29,7 @@ if ! "$PY" -c 'import importlib.metadata as m; m.distribution("pytest-tau2")' 2>
 fi
 if [ ! -x "$venv/bin/python" ]; then
   tau2_note "creating $venv (the lower-bound environment)"
-  "$PY" -m venv "$venv"
+  "$PY" -m venv "$venv" || { tau2_note "could not create $venv with $PY -m venv (Debian/Ubuntu: apt install python3-venv)"; exit 1; }
   # Everything but the three pins comes from $PY's environment: a .pth file puts its site-packages
   # after the venv's own, so the pinned versions installed here win.
   "$PY" -c 'import site, sysconfig; print("\n".join(dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib"), *site.getsitepackages()])))' \
