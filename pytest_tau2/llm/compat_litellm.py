@@ -22,7 +22,7 @@ This module imports no litellm at import time (importing it costs seconds).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from types import ModuleType
 from typing import Any
@@ -53,7 +53,7 @@ def callbacks_registered(litellm: ModuleType) -> bool:
     return any(getattr(litellm, name, None) for name in CALLBACK_LISTS)
 
 
-def hidden_params(response: object) -> dict[str, Any]:
+def hidden_params(response: object) -> Mapping[str, object]:
     """A litellm response's ``_hidden_params`` (``response_cost`` among them); empty when it has none."""
     hidden = getattr(response, "_hidden_params", None)
     return hidden if isinstance(hidden, dict) else {}

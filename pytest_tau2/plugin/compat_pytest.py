@@ -15,9 +15,12 @@ through its methods ``add_global_property``, ``pytest_sessionfinish``,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from _pytest.junitxml import LogXML
 
 TESTED = ("9.0.0", "9.0.3")
 """The pytest releases this module was read from and tested with (oldest, newest)."""
@@ -25,7 +28,7 @@ TESTED = ("9.0.0", "9.0.3")
 _GUARDED = "_tau2_guarded"
 
 
-def junit_writer(config: pytest.Config) -> Any | None:
+def junit_writer(config: pytest.Config) -> LogXML | None:
     """pytest's JUnit XML writer (``LogXML``) of this run, or None without ``--junitxml``."""
     from _pytest.junitxml import xml_key
 
