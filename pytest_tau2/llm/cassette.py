@@ -24,7 +24,7 @@ import base64
 import difflib
 import struct
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -246,9 +246,9 @@ class Cassette:
         self,
         side: str,
         config: ModelConfig,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        response_format: Mapping[str, Any] | None = None,
+        messages: Sequence[Mapping[str, object]],
+        tools: Sequence[Mapping[str, object]] | None,
+        response_format: Mapping[str, object] | None = None,
     ) -> Lookup:
         """Find this call; ``Lookup.completion`` is the recorded reply, or None when it must be made.
 

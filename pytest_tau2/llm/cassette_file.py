@@ -133,7 +133,7 @@ class _Dumper(yaml.SafeDumper):  # type: ignore[misc]
     line separators, tabs) stay quoted. (The Python emitter: libyaml's takes no such hint.)
     """
 
-    def ignore_aliases(self, data: Any) -> bool:
+    def ignore_aliases(self, data: object) -> bool:
         return True  # never anchors and aliases: a loaded cassette must be a plain tree (see _refuse_aliases)
 
     def analyze_scalar(self, scalar: str) -> Any:
@@ -306,7 +306,7 @@ def _interaction(entry: object, position: int, earlier: list[Interaction]) -> In
     return Interaction(side, int(entry["call"]), request, reply, match_key(request))
 
 
-def _check_reply(reply: Mapping[str, Any]) -> None:
+def _check_reply(reply: Mapping[str, object]) -> None:
     """A recorded reply holds what a replay reads, of the types it reads (a tampered file says where)."""
     content = reply.get("content")
     if content is not None and not isinstance(content, str):

@@ -18,7 +18,7 @@ import random
 import sys
 import time
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -222,7 +222,7 @@ async def within_limits(
         return result
 
 
-def _estimated_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> float:
+def _estimated_tokens(messages: Sequence[Mapping[str, object]], tools: Sequence[Mapping[str, object]] | None) -> float:
     """A call's prompt tokens before it is sent, for --tau2-tpm (~4 characters a token; the
     real count is charged when the reply comes)."""
     size = sum(len(str(m.get("content") or "")) + len(str(m.get("tool_calls") or "")) for m in messages)

@@ -117,14 +117,14 @@ def reply_text(content: object) -> tuple[str | None, str | None]:
     return text, note if surrogates is None else f"{note}; {surrogates}"
 
 
-def _no_completion(choices: Any) -> MalformedReplyError:
+def _no_completion(choices: object) -> MalformedReplyError:
     return MalformedReplyError(
         f"the provider answered without a completion (choices: {choices!r}); "
         "a content filter or a broken proxy can do this"
     )
 
 
-def from_litellm(response: Any, default_model: str, price: Callable[[], float | None]) -> Completion:
+def from_litellm(response: object, default_model: str, price: Callable[[], float | None]) -> Completion:
     """A litellm ``ModelResponse`` as a :class:`Completion`; ``price`` is asked once it is valid."""
     choices = getattr(response, "choices", None)
     if not choices:

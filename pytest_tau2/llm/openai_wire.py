@@ -24,13 +24,14 @@ import re
 import sys
 import urllib.request
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
 
+from pytest_tau2.llm import compat_litellm
 from pytest_tau2.llm.faults import MalformedReplyError
 from pytest_tau2.llm.pricing import price_file_entry
 
@@ -61,18 +62,8 @@ _REWRITTEN_FAMILIES = re.compile(
 )
 _MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
-CALLBACK_LISTS = (
-    "callbacks",
-    "input_callback",
-    "success_callback",
-    "_async_success_callback",
-    "failure_callback",
-    "_async_failure_callback",
-    "service_callback",
-)
-"""litellm's lists of logging callbacks: a registered one means someone listens to litellm's calls."""
 # Global litellm settings that change where or how litellm calls (set by a conftest, say).
-_LITELLM_GLOBALS = ("api_base", "api_key", "openai_key", "organization", "headers", "model_alias_map", *CALLBACK_LISTS)
+_LITELLM_GLOBALS = ("api_base", "api_key", "openai_key", "organization", "headers", "model_alias_map")
 # The OpenAI SDK adds organisation/project headers from these; the wire path does not.
 _SDK_ENVIRONMENT = ("OPENAI_ORG_ID", "OPENAI_ORGANIZATION", "OPENAI_PROJECT_ID")
 DEFAULT_BASE = "https://api.openai.com/v1"
@@ -91,7 +82,7 @@ class WireRoute:
         return f"WireRoute(url={self.url!r}, wire_model={self.wire_model!r})"
 
 
-def route(model: str, args: Mapping[str, Any], messages: list[dict[str, Any]]) -> WireRoute | None:
+def route(model: str, args: Mapping[str, object], messages: Sequence[Mapping[str, object]]) -> WireRoute | None:
     """The wire route of a call, or None when it must go through litellm."""
     wire_model = _wire_model(model)
     if wire_model is None or _REWRITTEN_FAMILIES.search(wire_model.rsplit("/", 1)[-1]):
@@ -134,10 +125,12 @@ def _wire_model(model: str) -> str | None:
 
 def _litellm_configured() -> bool:
     litellm = sys.modules.get("litellm")
-    return litellm is not None and any(getattr(litellm, name, None) for name in _LITELLM_GLOBALS)
+    return litellm is not None and (
+        any(getattr(litellm, name, None) for name in _LITELLM_GLOBALS) or compat_litellm.callbacks_registered(litellm)
+    )
 
 
-def _plain_message(message: Any) -> bool:
+def _plain_message(message: object) -> bool:
     if not isinstance(message, dict) or message.get("role") not in _ROLES or not _MESSAGE_KEYS.issuperset(message):
         return False
     content = message.get("content")
@@ -266,7 +259,7 @@ def _session() -> Any:
     return session
 
 
-def _encode(body: dict[str, Any]) -> bytes:
+def _encode(body: Mapping[str, object]) -> bytes:
     """The request body as JSON bytes: orjson (~8x the stdlib encoder on a 40 KB conversation)."""
     try:
         return orjson.dumps(body)

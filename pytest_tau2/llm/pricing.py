@@ -29,13 +29,15 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import orjson
+
+from pytest_tau2.llm import compat_litellm
 
 if TYPE_CHECKING:
     from pytest_tau2.llm.config import ModelConfig
@@ -46,14 +48,14 @@ PRICE_FILE = "model_prices_and_context_window_backup.json"
 """litellm's bundled price list: what it prices with while ``LITELLM_LOCAL_MODEL_COST_MAP`` is set."""
 
 
-def cost_of_response(litellm: ModuleType, config: ModelConfig, response: Any) -> float | None:
+def cost_of_response(litellm: ModuleType, config: ModelConfig, response: object) -> float | None:
     """The cost of a litellm response in USD, or None when the model is unpriced (never a made-up 0.0).
 
     litellm already priced the call (custom ``input_cost_per_token`` arguments included) and
     left the figure in the response's hidden params; computing it again costs ~1 ms of CPU per
     call and ignores custom prices.
     """
-    hidden = getattr(response, "_hidden_params", None) or {}
+    hidden = compat_litellm.hidden_params(response)
     cost = hidden.get("response_cost")
     if cost is None and "response_cost" in hidden and not is_priced(litellm, config):
         return None  # litellm found no price; asking again costs ~1.5 ms and finds none either
@@ -66,7 +68,7 @@ def cost_of_response(litellm: ModuleType, config: ModelConfig, response: Any) ->
 
 
 def cost_of_wire_reply(
-    config: ModelConfig, body: dict[str, Any], import_litellm: Callable[[], ModuleType]
+    config: ModelConfig, body: Mapping[str, object], import_litellm: Callable[[], ModuleType]
 ) -> float | None:
     """The cost of an OpenAI chat-completion reply body, priced by litellm as its own path prices it.
 
@@ -171,7 +173,7 @@ def _priced_names() -> frozenset[str]:
     return frozenset(names)
 
 
-def _has_a_price(entry: dict[str, Any]) -> bool:
+def _has_a_price(entry: Mapping[str, object]) -> bool:
     return any("cost_per" in field and isinstance(value, (int, float)) and value > 0 for field, value in entry.items())
 
 

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from typing import Any
 
 BUILTIN_TRANSPORTS = frozenset({"cassette", "wire", "litellm"})
 
 
-def provider_problem(model: str, args: Mapping[str, Any], option: str) -> str | None:
+def provider_problem(model: str, args: Mapping[str, object], option: str) -> str | None:
     """Why ``model`` cannot be called (one line naming ``option``), or None."""
     from pytest_tau2.llm.pricing import price_file_entry
     from pytest_tau2.llm.transport import transports

@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager, nullcontext
 from types import ModuleType
 from typing import Any
 
-from pytest_tau2.llm import openai_wire
+from pytest_tau2.llm import compat_litellm
 from pytest_tau2.llm.completion import Completion, from_litellm, from_wire, token_counts
 from pytest_tau2.llm.config import ModelConfig, RetryPolicy
 from pytest_tau2.llm.pricing import cost_of_response, cost_of_wire_reply
@@ -41,7 +41,7 @@ def import_litellm() -> ModuleType:
                 # Otherwise every failed call prints "Give Feedback / Get Help" banners.
                 litellm.suppress_debug_info = True
                 global _internal_sub_call
-                _internal_sub_call = _find_internal_sub_call()
+                _internal_sub_call = compat_litellm.find_internal_sub_call()
                 _litellm_module = litellm
     return _litellm_module
 
@@ -67,7 +67,7 @@ class LitellmTransport:
             try:
                 response = await _call_once(litellm, kwargs)
             except Exception as exc:
-                body = _reply_litellm_could_not_convert(exc)
+                body = compat_litellm.reply_not_converted(exc)
                 if body is None:
                     raise
                 # read as the wire path reads it, so both transports agree on what a model said;
@@ -125,9 +125,6 @@ async def _call_once(litellm: ModuleType, kwargs: dict[str, Any]) -> Any:
         return await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=timeout * 1.5 + 1.0)
 
 
-_CALLBACK_LISTS = openai_wire.CALLBACK_LISTS
-
-
 def _without_success_logging(litellm: ModuleType) -> AbstractContextManager[object]:
     """Skip litellm's per-call logging work when nobody listens to it.
 
@@ -139,51 +136,12 @@ def _without_success_logging(litellm: ModuleType) -> AbstractContextManager[obje
     before that point and do not change. A user who registers litellm callbacks (e.g.
     ``litellm.success_callback = ["langfuse"]`` in conftest.py) gets the full logging path.
     """
-    if _internal_sub_call is None or any(getattr(litellm, name, None) for name in _CALLBACK_LISTS):
+    if _internal_sub_call is None or compat_litellm.callbacks_registered(litellm):
         return nullcontext()
     return _internal_sub_call()
 
 
-def _find_internal_sub_call() -> Callable[[], AbstractContextManager[object]] | None:
-    try:
-        from litellm._internal_context import internal_sub_call
-    except ImportError:  # an older or newer litellm: keep the full path
-        return None
-    return internal_sub_call
-
-
 _internal_sub_call: Callable[[], AbstractContextManager[object]] | None = None
-
-
-def _reply_litellm_could_not_convert(exc: BaseException) -> dict[str, Any] | None:
-    """The reply body litellm received but refused to convert, else None.
-
-    litellm converts a provider's JSON into its own response objects and turns anything its
-    models reject into an "Invalid response object" error: a ``usage`` count such as ``"many"``
-    (``litellm.Usage(**usage)``), ``content`` that is not a string (42, a list of strings, an
-    object, OpenAI content parts), tool-call arguments nested a thousand levels deep. Each is
-    something the model said, which the wire path reads and normalises
-    (:mod:`pytest_tau2.llm.completion`, docs/faults.md); through litellm it became a malformed
-    reply, retried and finally stopping the run. The body it was converting is the
-    ``response_object`` of its ``convert_to_model_response_object`` frame, which the error's
-    traceback still holds: a dict with ``choices`` is handed to the wire path's reader. Any other
-    error, or a litellm that converts elsewhere, is left as it was.
-    """
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        tb = current.__traceback__
-        while tb is not None:
-            frame = tb.tb_frame
-            if frame.f_code.co_name == "convert_to_model_response_object":
-                body = frame.f_locals.get("response_object")
-                if isinstance(body, dict) and isinstance(body.get("choices"), list):
-                    return body
-                return None
-            tb = tb.tb_next
-        current = current.__cause__ or current.__context__
-    return None
 
 
 def _usage_unusable(usage: object) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_tau2.plugin import compat_pytest
 from pytest_tau2.plugin.keys import item_id
 from pytest_tau2.plugin.run_report import RunReport
 from pytest_tau2.report import files
@@ -49,12 +50,7 @@ class RunGate:
             return
         records, errors = report.entries()
         outcome = evaluate(records, [e.scenario for e in errors], self.settings)
-        from _pytest.junitxml import xml_key
-
-        xml = session.config.stash.get(xml_key, None)
-        if xml is not None:
-            for name, value in outcome.properties:
-                xml.add_global_property(name, value)
+        compat_pytest.add_junit_suite_properties(session.config, outcome.properties)
         report.gate_lines = outcome.lines
         if outcome.comparison is not None:
             try:

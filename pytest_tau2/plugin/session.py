@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tau2.plugin import invocation, progress, worker_settings
+from pytest_tau2.plugin import compat_pytest, invocation, progress, worker_settings
 from pytest_tau2.plugin.gate import RunGate
 from pytest_tau2.plugin.item import SAVER_KEY
 from pytest_tau2.plugin.keys import (
@@ -193,35 +193,14 @@ def _runs_scenarios(config: pytest.Config) -> bool:
 def _guard_junit_writes(config: pytest.Config) -> None:
     """An unwritable JUnit file (``/dev/full``, a full disk) is one line at the end, not a raw
     OSError that keeps every later end-of-session hook, the results folder's files among them,
-    from running. pytest exposes no handle on its junitxml plugin object but its stash key, and
-    binds a plugin's hooks when it is registered: hence unregister, wrap, register again."""
-    from _pytest.junitxml import xml_key
+    from running (plugin/compat_pytest.py wraps pytest's writer)."""
 
-    xml = config.stash.get(xml_key, None)
-    if xml is None or getattr(xml, "_tau2_guarded", False):
-        return
-    finish, summary = xml.pytest_sessionfinish, xml.pytest_terminal_summary
-    unwritten: list[str] = []
+    def unwritten(what: str, exc: OSError) -> None:
+        report = config.pluginmanager.get_plugin(REPORT_NAME)
+        if isinstance(report, RunReport):
+            report.file_failed(what, f"{type(exc).__name__}: {describe_os_error(exc)}", required=True)
 
-    def pytest_sessionfinish() -> None:
-        try:
-            finish()
-        except OSError as exc:
-            why = f"{type(exc).__name__}: {describe_os_error(exc)}"
-            unwritten.append(why)
-            report = config.pluginmanager.get_plugin(REPORT_NAME)
-            if isinstance(report, RunReport):
-                report.file_failed(f"the JUnit file {xml.logfile}", why, required=True)
-
-    def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
-        if not unwritten:  # "generated xml file" only when it was
-            summary(terminalreporter, config)
-
-    config.pluginmanager.unregister(xml)
-    setattr(xml, "pytest_sessionfinish", pytest_sessionfinish)  # noqa: B010  (mypy: a method)
-    setattr(xml, "pytest_terminal_summary", pytest_terminal_summary)  # noqa: B010
-    setattr(xml, "_tau2_guarded", True)  # noqa: B010
-    config.pluginmanager.register(xml)
+    compat_pytest.guard_junit_writes(config, unwritten)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:

@@ -105,11 +105,14 @@ def wait_for_address(address: tuple[str, int], timeout: float, interval: float =
     """
     import execnet
 
+    from pytest_tau2.plugin.compat_execnet import gateway_refusals
+
+    refusals = gateway_refusals()
     deadline = time.monotonic() + timeout
     while True:
         try:
             gateway = execnet.makegateway(f"socket={address[0]}:{address[1]}")
-        except (OSError, EOFError, execnet.HostNotFound, execnet.gateway_base.GatewayReceivedTerminate):
+        except refusals:
             if time.monotonic() >= deadline:
                 return False
             time.sleep(interval)

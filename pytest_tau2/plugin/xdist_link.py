@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_tau2.plugin import compat_execnet
+
 if TYPE_CHECKING:  # imported when a result is sent: xdist_hooks.py, which makes the links, loads at every start
     from pytest_tau2.report.saving import ResultWriter, SaveTicket
 
@@ -109,7 +111,7 @@ class WorkerLink:
         self._tickets: dict[int, SaveTicket] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        _serialize_writes(channel)
+        compat_execnet.serialize_writes(channel)
         channel.setcallback(self._received, endmarker=None)
         self._parent = os.getppid()
         self._orphaned = threading.Event()
@@ -180,24 +182,3 @@ def worker_link(config: pytest.Config, on_stop: Callable[[str], None]) -> Worker
     if channel is None or not callable(getattr(channel, "send", None)):
         return None
     return WorkerLink(channel, on_stop)
-
-
-def _serialize_writes(channel: Any) -> None:
-    """A worker now sends from two threads (pytest's, and the conversations' loop): make each of
-    execnet's message writes whole. A pipe's buffered write is already; a socket's ``sendall``
-    from two threads at once could interleave two messages."""
-    io: Any = getattr(getattr(channel, "gateway", None), "_io", None)
-    write = getattr(io, "write", None)
-    if io is None or write is None or getattr(io, "_tau2_serialized", False):
-        return
-    lock = threading.Lock()
-
-    def serialized(data: bytes) -> None:
-        with lock:
-            write(data)
-
-    try:
-        io.write = serialized
-        io._tau2_serialized = True
-    except AttributeError:  # an io object that cannot be wrapped: leave it as it is
-        pass

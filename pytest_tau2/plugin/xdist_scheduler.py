@@ -18,8 +18,9 @@ prefetcher work there:
   When the items outnumber the slots of all workers, they go out longest expected first.
 
 Both read xdist internals that are stable across its 3.x releases (the queue, its lock, the
-scheduler's pending lists). When they are missing, the worker runs one scenario at a time, as
-before, and the scheduler is xdist's own.
+scheduler's pending lists), through plugin/compat_xdist.py. When the queue cannot be read, the
+worker runs one scenario at a time, as before; without xdist's scheduler, the scheduler is
+xdist's own.
 """
 
 from __future__ import annotations
@@ -32,13 +33,7 @@ from typing import Any
 
 import pytest
 
-
-def find_interactor(config: pytest.Config) -> Any | None:
-    """The xdist worker's ``WorkerInteractor`` (it holds the queue), or None."""
-    for plugin in config.pluginmanager.get_plugins():
-        if type(plugin).__name__ == "WorkerInteractor" and hasattr(plugin, "torun"):
-            return plugin
-    return None
+from pytest_tau2.plugin import compat_xdist
 
 
 def pending_source(
@@ -56,37 +51,24 @@ def pending_source(
     sends a worker its items in several batches, and a batch that arrives while every started
     conversation is still talking would otherwise wait for one of them to end (at 64 in flight
     the retail sweep's five longest conversations started 2 s late in some runs)."""
-    interactor = find_interactor(config)
-    queue: Any = getattr(interactor, "torun", None)
-    if interactor is None or not callable(getattr(queue, "lock", None)) or not callable(getattr(queue, "put", None)):
+    queue = compat_xdist.WorkerQueue.find(config)
+    if queue is None:
         return None
-    put = queue.put
-
-    def put_and_tell(item: Any) -> None:
-        put(item)
-        on_queued()
-
-    queue.put = put_and_tell
+    queue.on_put(on_queued)
 
     def pending() -> list[str]:
-        with queue.lock() as items:
-            indices = [interactor.nextitem_index, *items]
+        indices = queue.indices()
         return [name for i in indices if isinstance(i, int) and 0 <= i < len(ids) and (name := ids[i]) is not None]
 
-    steal = getattr(interactor, "steal", None)
-    if callable(steal):
+    def steal_and_cancel(steal: Callable[[Sequence[int]], None], indices: Sequence[int]) -> None:
+        with lock:
+            queued = queue.queued()
+            steal(indices)
+            left = queue.queued()
+            gone = [ids[i] for i in indices if i in queued and i not in left and 0 <= i < len(ids)]
+            on_steal([name for name in gone if name is not None])
 
-        def steal_and_cancel(indices: Sequence[int]) -> None:
-            with lock:
-                with queue.lock() as before:
-                    queued = set(before)
-                steal(indices)
-                with queue.lock() as after:
-                    left = set(after)
-                gone = [ids[i] for i in indices if i in queued and i not in left and 0 <= i < len(ids)]
-                on_steal([name for name in gone if name is not None])
-
-        interactor.steal = steal_and_cancel
+    queue.wrap_steal(steal_and_cancel)
     return pending
 
 
@@ -109,9 +91,8 @@ def make_scheduler(
     1.2 s after the other."""
     if concurrency <= 1 or getattr(config.option, "dist", "load") != "load":
         return None
-    try:
-        from xdist.scheduler import LoadScheduling
-    except ImportError:
+    LoadScheduling = compat_xdist.load_scheduling()
+    if LoadScheduling is None:
         return None
     loading = None
     if expected_length is not None and preload is not None:
@@ -121,7 +102,7 @@ def make_scheduler(
         loading = threading.Thread(target=preload, name="tau2-scenario-lengths")
         loading.start()
 
-    class DeepLoadScheduling(LoadScheduling):  # type: ignore[misc]
+    class DeepLoadScheduling(LoadScheduling):  # type: ignore[misc,valid-type]
         """xdist's load scheduling, with each worker's queue kept 2 x ``concurrency`` + 1 deep."""
 
         _rank: list[tuple[int, int]] | None = None  # per item, once dealt longest first: (module rank, -length)
@@ -154,7 +135,7 @@ def make_scheduler(
                 return
             missing = self._depth() - len(self.node2pending[node])
             if missing > 0:
-                self._send_tests(node, missing)
+                compat_xdist.send_tests(self, node, missing)
 
         def _deal_longest_first(self) -> bool:
             """The first distribution, longest expected first; False leaves it to xdist (fewer
@@ -162,7 +143,7 @@ def make_scheduler(
             assert expected_length is not None
             if not self.collection_is_completed or not self.node2collection:
                 return False
-            if not self._check_nodes_have_same_collection():
+            if not compat_xdist.same_collection(self):
                 self.log("**Different tests collected, aborting run**")
                 return True
             collection = next(iter(self.node2collection.values()))

@@ -115,7 +115,7 @@ class _Generator(GenerateJsonSchema):
     def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
         return self.generate_inner(schema["schema"])  # defaults are for readers; the writer sets every field
 
-    def field_title_should_be_set(self, schema: Any) -> bool:
+    def field_title_should_be_set(self, schema: object) -> bool:
         return False
 
 

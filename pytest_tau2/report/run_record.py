@@ -70,8 +70,8 @@ class RunMetrics(Part):
         cls,
         scenarios: Sequence[ScenarioRecord],
         errors: Sequence[ErrorEntry],
-        pass_hat_k: dict[str, Any] | None = None,
-        **other: Any,
+        pass_hat_k: Mapping[str, object] | None = None,
+        **other: object,
     ) -> RunMetrics:
         """A new document (``pass_hat_k`` left out when None, ``other`` keys after it)."""
         values: dict[str, Any] = {"scenarios": list(scenarios), "errors_without_result": list(errors)}

@@ -14,7 +14,7 @@ and over the xdist link (plugin/xdist_link.py) on a worker. The first failed sav
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -90,7 +90,7 @@ class ResultWriter:
         """:meth:`save`, answered at once."""
         return SaveTicket.settled(self.save(payload))
 
-    def holds(self, payload: dict[str, Any]) -> bool:
+    def holds(self, payload: Mapping[str, object]) -> bool:
         """Whether this payload's result is what its folder holds now (written by this writer)."""
         with self._lock:
             return bool(self._saved.get(str(payload["folder"]), None) == payload["metrics"])

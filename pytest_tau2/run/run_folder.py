@@ -107,7 +107,7 @@ def endpoints(settings: Settings) -> dict[str, str]:
     return out
 
 
-def endpoint_changes(saved: dict[str, Any] | None, current: dict[str, Any] | None) -> list[str]:
+def endpoint_changes(saved: Mapping[str, object] | None, current: Mapping[str, object] | None) -> list[str]:
     """``agent model server: URL then, URL now`` for each side whose address differs."""
     saved, current = saved or {}, current or {}
     return [
@@ -117,7 +117,7 @@ def endpoint_changes(saved: dict[str, Any] | None, current: dict[str, Any] | Non
     ]
 
 
-def differences(saved: dict[str, Any], current: dict[str, Any], *, skip: Sequence[str] = ()) -> list[str]:
+def differences(saved: Mapping[str, object], current: Mapping[str, object], *, skip: Sequence[str] = ()) -> list[str]:
     keys = sorted((set(saved) | set(current)) - set(skip))
     return [f"{k}: {saved.get(k)!r} then, {current.get(k)!r} now" for k in keys if saved.get(k) != current.get(k)]
 
@@ -129,7 +129,7 @@ def names_python(value: object) -> bool:
 
 
 def resume_refusal(
-    saved: Mapping[str, Mapping[str, Any]], folder: str, agent: str, user: str, resumed: str | None
+    saved: Mapping[str, Mapping[str, object]], folder: str, agent: str, user: str, resumed: str | None
 ) -> str | None:
     """Why this item may not join the saved run it resumes (None: it may).
 

@@ -90,7 +90,7 @@ def register_db_state_predicate(domain: str) -> Callable[[Predicate], Predicate]
     return register
 
 
-def _qualified(fn: Callable[..., Any]) -> str:
+def _qualified(fn: Callable[..., object]) -> str:
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 

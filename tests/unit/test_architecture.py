@@ -1,5 +1,6 @@
 """Structural rules of the package (docs/architecture.md): no import cycles, first-level packages
-layered one way, small modules, pytest only in the adapter.
+layered one way, small modules, pytest only in the adapter, private names of pytest/xdist/execnet/litellm
+only in ``compat*`` modules.
 
 The import graph is read from the source with :mod:`ast`: every ``import``/``from ... import``
 anywhere in a module (function-level imports included, since they still bind the two modules
@@ -12,6 +13,8 @@ cannot be understood apart, and the package has none.
 from __future__ import annotations
 
 import ast
+import functools
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -271,3 +274,167 @@ def test_the_participant_table_imports_few_modules() -> None:
     ours = {t for t in imported if t in modules and t != name}
     own_packages = {t for t in ours if any(o.startswith(t + ".") for o in ours)}  # ``from a import b``: b counts
     assert len(ours - own_packages) <= PARTICIPANT_TABLE_IMPORTS, sorted(ours - own_packages)
+
+
+# ---- private names of other projects: only in the compat modules -----------------------------------
+
+FOREIGN = frozenset({"pytest", "_pytest", "xdist", "execnet", "litellm"})
+"""Projects whose private names only ``compat*`` modules may use (plugin/compat_pytest.py,
+plugin/compat_xdist.py, plugin/compat_execnet.py, llm/compat_litellm.py)."""
+FRAME_ATTRIBUTES = frozenset({"tb_frame", "f_locals", "f_globals", "f_back", "f_code", "_getframe", "currentframe"})
+"""Frame inspection reads another project's locals: a private interface too."""
+OWN_PRIVATE_STRINGS = frozenset({"_initializing"})
+"""Private attribute names read by ``getattr`` that belong to Python itself, not to a foreign project
+(``ModuleSpec._initializing``: environment/imports.py)."""
+
+
+@functools.cache
+def foreign_globals() -> frozenset[str]:
+    """Private names that the foreign packages' top-level modules define (``litellm._async_success_callback``):
+    a string naming one is a ``getattr`` waiting to happen."""
+    names: set[str] = set()
+    for package in FOREIGN:
+        spec = importlib.util.find_spec(package)
+        if spec is None or spec.origin is None:
+            continue
+        tree = ast.parse(Path(spec.origin).read_text("utf-8"))
+        for node in tree.body:
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign)
+                else []
+            )
+            names.update(t.id for t in targets if isinstance(t, ast.Name) and _private(t.id))
+    return frozenset(names)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.endswith("__")  # dunders are Python's protocol, not a project's
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Attribute | ast.Call | ast.Subscript):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _defined_names(cls: ast.ClassDef) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(cls):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+        ):
+            names.add(node.attr)
+    return names
+
+
+def foreign_private_uses(tree: ast.AST, package_classes: set[str] = frozenset()) -> list[str]:  # type: ignore[assignment]
+    """Where ``tree`` touches a private name of pytest, xdist, execnet or litellm: ``_pytest`` at
+    all; an import path or imported name starting with ``_``; ``<foreign module>._name``;
+    ``getattr(obj, "_name")`` (and has/set/delattr) on anything but ``self``/``cls``; frame
+    inspection; ``self._name`` in a class that inherits it from outside the package."""
+    found: list[str] = []
+    bound = set(FOREIGN)  # local names standing for a foreign module or one of its members
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] in FOREIGN:
+                    bound.add(alias.asname or parts[0])
+                    if parts[0] == "_pytest" or any(_private(p) for p in parts):
+                        found.append(f"line {node.lineno}: import {alias.name}")
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            parts = node.module.split(".")
+            if parts[0] in FOREIGN:
+                bound.update(alias.asname or alias.name for alias in node.names)
+                names = [a.name for a in node.names]
+                if parts[0] == "_pytest" or any(_private(p) for p in parts) or any(_private(n) for n in names):
+                    found.append(f"line {node.lineno}: from {node.module} import {', '.join(names)}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            if node.attr in FRAME_ATTRIBUTES:
+                found.append(f"line {node.lineno}: frame inspection (.{node.attr})")
+            elif _private(node.attr) and _root_name(node.value) in bound:
+                found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "hasattr", "setattr", "delattr")
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+            and _private(node.args[1].value)
+            and node.args[1].value not in OWN_PRIVATE_STRINGS
+            and not (isinstance(node.args[0], ast.Name) and node.args[0].id in ("self", "cls"))
+        ):
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.ClassDef) and node.bases:
+            if any(ast.unparse(b).split(".")[-1] in package_classes for b in node.bases):
+                continue  # its inherited names are the package's own
+            defined = _defined_names(node)
+            for sub in ast.walk(node):
+                if (
+                    isinstance(sub, ast.Attribute)
+                    and isinstance(sub.value, ast.Name)
+                    and sub.value.id in ("self", "cls")
+                    and _private(sub.attr)
+                    and sub.attr not in defined
+                ):
+                    found.append(f"line {sub.lineno}: {ast.unparse(sub)} (inherited by {node.name})")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in foreign_globals():
+            found.append(f"line {node.lineno}: {node.value!r} (a private global of a foreign module)")
+    return sorted(found, key=lambda text: (int(text.split()[1].rstrip(":")), text))
+
+
+def test_private_names_of_other_projects_stay_in_the_compat_modules() -> None:
+    trees = {_module_name(p): ast.parse(p.read_text("utf-8")) for p in PACKAGE.rglob("*.py")}
+    classes = {n.name for tree in trees.values() for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    offenders = {
+        name: uses
+        for name, tree in sorted(trees.items())
+        if not name.rsplit(".", 1)[-1].startswith("compat") and (uses := foreign_private_uses(tree, classes))
+    }
+    assert not offenders, "private names of pytest/xdist/execnet/litellm outside the compat modules:\n" + "\n".join(
+        f"{name}: {'; '.join(uses)}" for name, uses in offenders.items()
+    )
+
+
+def test_the_private_name_check_sees_every_kind() -> None:
+    source = (
+        "import litellm\n"
+        "from _pytest.junitxml import xml_key\n"
+        "from litellm._internal_context import internal_sub_call\n"
+        "from xdist.scheduler import LoadScheduling\n"
+        "litellm._async_success_callback\n"
+        "getattr(gateway, '_io', None)\n"
+        "getattr(self, '_own', None)\n"
+        "CALLBACKS = ('success_callback', '_async_success_callback')\n"
+        "tb.tb_frame.f_locals\n"
+        "class Deep(LoadScheduling):\n"
+        "    _mine = 1\n"
+        "    def schedule(self):\n"
+        "        self._mine, self._send_tests(node, 1)\n"
+        "class Tool(OwnBase):\n"
+        "    def run(self):\n"
+        "        return self._inherited_from_our_own_base\n"
+    )
+    found = foreign_private_uses(ast.parse(source), {"OwnBase"})
+    assert found == [
+        "line 2: from _pytest.junitxml import xml_key",
+        "line 3: from litellm._internal_context import internal_sub_call",
+        "line 5: litellm._async_success_callback",
+        "line 6: getattr(gateway, '_io', None)",
+        "line 8: '_async_success_callback' (a private global of a foreign module)",
+        "line 9: frame inspection (.f_locals)",
+        "line 9: frame inspection (.tb_frame)",
+        "line 13: self._send_tests (inherited by Deep)",
+    ]

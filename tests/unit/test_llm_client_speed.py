@@ -10,7 +10,16 @@ from typing import Any
 
 import pytest
 
-from pytest_tau2.llm import Completion, ModelConfig, RetryPolicy, aclose, acomplete, preload, transport_litellm
+from pytest_tau2.llm import (
+    Completion,
+    ModelConfig,
+    RetryPolicy,
+    aclose,
+    acomplete,
+    compat_litellm,
+    preload,
+    transport_litellm,
+)
 from tests.support.fake_openai import FakeOpenAIServer, text, tool_calls
 
 FAST = RetryPolicy(max_retries=0, timeout_s=10.0)
@@ -66,7 +75,7 @@ def test_lean_path_returns_what_the_logged_path_returns(server: FakeOpenAIServer
 
     lean = _calls(server, model, 2)
     assert events == []
-    saved = {name: list(getattr(litellm, name)) for name in transport_litellm._CALLBACK_LISTS if hasattr(litellm, name)}
+    saved = {name: list(getattr(litellm, name)) for name in compat_litellm.CALLBACK_LISTS if hasattr(litellm, name)}
     litellm.callbacks = [Listener()]
     try:
         assert transport_litellm._without_success_logging(litellm).__class__.__name__ == "nullcontext"
@@ -86,5 +95,5 @@ def test_lean_path_is_used_when_no_callback_is_registered() -> None:
     preload()
     import litellm
 
-    assert not any(getattr(litellm, name, None) for name in transport_litellm._CALLBACK_LISTS)
+    assert not any(getattr(litellm, name, None) for name in compat_litellm.CALLBACK_LISTS)
     assert transport_litellm._without_success_logging(litellm).__class__.__name__ != "nullcontext"

@@ -268,7 +268,11 @@ def test_the_worker_queue_tells_the_prefetcher_of_each_item_the_controller_adds(
     from types import SimpleNamespace
 
     from execnet.gateway_base import get_execmodel
-    from xdist.remote import TestQueue
+    from xdist import remote
+
+    TestQueue = getattr(remote, "TestQueue", None)
+    if TestQueue is None:  # xdist 3.6: a plain queue, which compat_xdist.WorkerQueue does not read
+        pytest.skip("this pytest-xdist has no TestQueue (it came in 3.7): the worker queue is not read")
 
     from pytest_tau2.plugin.xdist_scheduler import pending_source
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_tau2"
 
-BUDGET = 0.15
-"""Most signatures allowed to mention ``Any``, as a share of all (the issue's target; 154 of 1253, 12.3%, when set)."""
+BUDGET = 0.12
+"""Most signatures allowed to mention ``Any``, as a share of all (issue 36's target; 242 of 2048, 11.8%, when set)."""
 
 ANY_ALIASES: frozenset[str] = frozenset({"pytest_tau2.scenario.registry.ScenarioSource"})
 """Module-level type aliases allowed to be defined with ``Any`` (qualified names)."""

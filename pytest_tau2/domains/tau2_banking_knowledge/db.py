@@ -89,7 +89,7 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
-def _matches(record: Mapping[str, Any], constraints: Mapping[str, Any]) -> bool:
+def _matches(record: Mapping[str, object], constraints: Mapping[str, object]) -> bool:
     for key, expected in constraints.items():
         field, _, op = key.rpartition("__") if "__" in key else (key, "", "eq")
         compare: Callable[[Any, Any], bool] = _OPS.get(op, operator.eq)
@@ -101,7 +101,7 @@ def _matches(record: Mapping[str, Any], constraints: Mapping[str, Any]) -> bool:
     return True
 
 
-def query(db: Mapping[str, Any], table: str, **constraints: Any) -> list[tuple[str, JSONObject]]:
+def query(db: Mapping[str, object], table: str, **constraints: object) -> list[tuple[str, JSONObject]]:
     """``(record id, record)`` of every record of ``table`` matching ``field[__op]=value``."""
     if table not in QUERYABLE:
         return []
@@ -117,7 +117,7 @@ def render(table: str, found: list[tuple[str, JSONObject]]) -> str:
     return "\n".join(lines)
 
 
-def query_text(db: Mapping[str, Any], table: str, constraints: str = "{}") -> str:
+def query_text(db: Mapping[str, object], table: str, constraints: str = "{}") -> str:
     """Upstream's text rendering of a query (what the lookup tools return)."""
     try:
         if table not in QUERYABLE:
@@ -134,7 +134,7 @@ def query_text(db: Mapping[str, Any], table: str, constraints: str = "{}") -> st
         return f"Error querying database: {exc}"
 
 
-def by_field(db: Mapping[str, Any], table: str, field: str, value: object) -> str:
+def by_field(db: Mapping[str, object], table: str, field: str, value: object) -> str:
     """A lookup by one field, with the constraint JSON spliced together as upstream does (a
     value with a quote in it makes the JSON invalid, and the answer says so)."""
     return query_text(db, table, f'{{"{field}": "{value}"}}')
@@ -144,7 +144,7 @@ def found(text: str) -> bool:
     return "No records found" not in text and "No results found" not in text
 
 
-def add(db: Mapping[str, Any], table: str, record_id: str, record: JSONObject) -> bool:
+def add(db: Mapping[str, object], table: str, record_id: str, record: JSONObject) -> bool:
     """Insert unless the id is taken or the table does not exist (upstream's ``add_to_db``)."""
     if table not in db:
         return False
@@ -155,7 +155,7 @@ def add(db: Mapping[str, Any], table: str, record_id: str, record: JSONObject) -
     return True
 
 
-def update(db: Mapping[str, Any], table: str, record_id: str, updates: JSONObject) -> JSONObject | None:
+def update(db: Mapping[str, object], table: str, record_id: str, updates: JSONObject) -> JSONObject | None:
     records = data(db, table)
     if record_id not in records:
         return None
@@ -183,7 +183,7 @@ def tool_log_id(kind: str, name: str) -> str:
     return hex_id(f"{kind}:{name}")
 
 
-def user_tool_call_id(name: str, arguments: Mapping[str, Any]) -> str:
+def user_tool_call_id(name: str, arguments: Mapping[str, object]) -> str:
     return hex_id(f"user_discoverable_tool_call:{name}:{json.dumps(arguments, sort_keys=True)}")
 
 
@@ -200,7 +200,7 @@ def parse_balance(value: object) -> float:
     return 0.0
 
 
-def account_balance(account: Mapping[str, Any]) -> float:
+def account_balance(account: Mapping[str, object]) -> float:
     return parse_balance(account.get("current_holdings", account.get("balance", 0)))
 
 
@@ -209,5 +209,5 @@ def title(text: str) -> str:
     return text.replace("_", " ").title()
 
 
-def dumps(arguments: Mapping[str, Any]) -> str:
+def dumps(arguments: Mapping[str, object]) -> str:
     return json.dumps(arguments, indent=2)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -210,7 +211,7 @@ EARLY_CLOSURE: dict[str, dict[str, tuple[int, int]]] = {
     mutates=True, result="Bank account closed successfully.",
 )  # fmt: skip
 def close_bank_account_7392(
-    db: DB, account_id: str, reason: str = "Customer requested closure", waive_early_closure_fee: Any = False
+    db: DB, account_id: str, reason: str = "Customer requested closure", waive_early_closure_fee: object = False
 ) -> str:
     if not account_id:
         return "Error: Missing required parameter (account_id)."
@@ -348,7 +349,7 @@ def _credit(db: DB, account_id: str, amount: Any, credit_type: str, kinds: dict[
     s("credit_type", "'rebate_credit' for a missing rebate, 'fee_refund' for a fee charged in error"),
     mutates=True, result="Credit applied to checking account successfully.",
 )  # fmt: skip
-def apply_checking_account_credit_5829(db: DB, account_id: str, amount: Any, credit_type: str) -> str:
+def apply_checking_account_credit_5829(db: DB, account_id: str, amount: object, credit_type: str) -> str:
     kinds = {"rebate_credit": "REBATE CREDIT - CUSTOMER SERVICE", "fee_refund": "FEE REFUND - CUSTOMER SERVICE"}
     return _credit(db, account_id, amount, credit_type, kinds, savings=False)
 
@@ -360,7 +361,7 @@ def apply_checking_account_credit_5829(db: DB, account_id: str, amount: Any, cre
       "'goodwill_credit' for a customer service gesture"),
     mutates=True, result="Credit applied to savings account successfully.",
 )  # fmt: skip
-def apply_savings_account_credit_6831(db: DB, account_id: str, amount: Any, credit_type: str) -> str:
+def apply_savings_account_credit_6831(db: DB, account_id: str, amount: object, credit_type: str) -> str:
     kinds = {
         "interest_correction": "INTEREST CORRECTION - CUSTOMER SERVICE",
         "fee_refund": "FEE REFUND - CUSTOMER SERVICE",
@@ -404,7 +405,7 @@ def submit_interest_discrepancy_report_7294(
     )
 
 
-def _when(record: dict[str, Any]) -> datetime:
+def _when(record: Mapping[str, object]) -> datetime:
     text = str(record.get("date", ""))
     for layout in ("%m/%d/%Y %H:%M:%S", "%m/%d/%Y"):
         try:

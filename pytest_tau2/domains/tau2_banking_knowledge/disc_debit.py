@@ -3,6 +3,7 @@ activation (upstream's behaviour and texts)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_tau2.domains.tau2_banking_knowledge import db as bank
@@ -113,7 +114,7 @@ def file_debit_card_transaction_dispute_6281(
     s("card_id", "The debit card"), b("block_recurring", "True to block recurring payments, False to allow them"),
     mutates=True, result="Debit card recurring payment settings updated successfully.",
 )  # fmt: skip
-def set_debit_card_recurring_block_7382(db: DB, card_id: str, block_recurring: Any) -> str:
+def set_debit_card_recurring_block_7382(db: DB, card_id: str, block_recurring: object) -> str:
     if not card_id:
         return "Error: Missing required parameter: card_id"
     card = bank.data(db, "debit_cards").get(card_id)
@@ -200,7 +201,7 @@ def _digits(seed: str, length: int, keep: int) -> str:
     return "".join(c for c in bank.hex_id(seed, length) if c.isdigit())[:keep].zfill(keep)
 
 
-def _issue_reason(cards: list[dict[str, Any]]) -> str:
+def _issue_reason(cards: Sequence[Mapping[str, object]]) -> str:
     closed = next((c for c in cards if c.get("status") == "CLOSED"), None)
     if closed:
         reason = closed.get("closure_reason", "first_card")

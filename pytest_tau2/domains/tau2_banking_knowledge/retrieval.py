@@ -275,9 +275,10 @@ def agent_prompt(config: Config, prompts: Path, folder: Path, required: list[str
     content = re.sub(r"\{\{component:(\w+)\}\}", lambda m: _component(prompts, m), content)
     if config.name in ALL_TOOLS_DENSE:
         provider, model = ALL_TOOLS_DENSE[config.name]
-        content = content.replace("{{all_tools_dense_instructions}}",
-                                  f"`KB_search_dense` ranks documents by embeddings of the model `{model}` "
-                                  f"({provider}).")  # fmt: skip  (our wording; upstream fills the same facts)
+        content = content.replace(  # our wording; upstream fills the same facts
+            "{{all_tools_dense_instructions}}",
+            f"`KB_search_dense` ranks documents by embeddings of the model `{model}` ({provider}).",
+        )
     if config.name == "full_kb":
         content = content.replace("{{full_knowledge_base}}", _inline(list(documents(folder))))
     if config.name == "golden_retrieval":

@@ -161,7 +161,7 @@ def read_json(path: Path) -> Any:
         raise ReportInputError(f"{path}: cannot be read as JSON ({exc})") from None
 
 
-def parse_scenario(data: Any, where: str) -> ScenarioResult:
+def parse_scenario(data: object, where: str) -> ScenarioResult:
     if not isinstance(data, dict):
         raise ReportInputError(f"{where}: expected a metrics object, found {type(data).__name__}")
     try:

@@ -110,7 +110,7 @@ def _find_curves(node: Any, path: list[str], curves: list[Curve], notes: dict[st
         notes[name] = node
 
 
-def _k_points(mapping: Any) -> list[tuple[int, float]]:
+def _k_points(mapping: object) -> list[tuple[int, float]]:
     """``{"1": 0.8, "2": 0.6, "3": null}`` -> [(1, 0.8), (2, 0.6)]; [] when a key is not a k."""
     if not isinstance(mapping, dict) or not mapping:
         return []
