@@ -1,10 +1,12 @@
 """One registry type for every extension point, and the entry-point group that feeds them all.
 
-A leaf: it imports nothing of pytest_tau2 (except errors), so every layer can hold a registry.
+A leaf: it imports nothing of pytest_tau2 (except errors), so every layer can hold a registry; the
+built-in extensions it loads by name (:data:`BUILTIN_EXTENSIONS`) are imported as entry points are.
 """
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Callable, Hashable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from importlib.metadata import EntryPoint, entry_points
@@ -20,8 +22,29 @@ ENTRY_POINT_GROUP = "pytest_tau2"
 """``[project.entry-points.pytest_tau2]``: ``name = "package.module"`` (imported) or
 ``name = "package.module:setup"`` (called with no arguments)."""
 
+BUILTIN_EXTENSIONS = ("pytest_tau2.domains.tau2_telecom.options", "pytest_tau2.domains.tau2_banking_knowledge.options")
+"""Modules of pytest-tau2's own packages that register extensions the way an entry point's module
+does (imported by name, as an entry point's is): the built-in domains' option sections. Each is
+cheap to import (``pytest --help`` shows their options at every pytest start)."""
+
 _loaded = False
+_builtin_loaded = False
 _loading = threading.RLock()
+
+
+def load_builtin_extensions() -> None:
+    """Import :data:`BUILTIN_EXTENSIONS`, once per process (no scan of installed packages)."""
+    global _builtin_loaded
+    if _builtin_loaded:
+        return
+    with _loading:
+        if _builtin_loaded:
+            return
+        _builtin_loaded = True
+        for name in BUILTIN_EXTENSIONS:
+            importlib.import_module(name)
+
+
 _other_groups: dict[str, Callable[[object, EntryPoint], None]] = {}
 
 
@@ -34,6 +57,7 @@ def load_entry_points() -> None:
         if _loaded:
             return
         _loaded = True  # before loading: an extension that reads a registry must not load again
+        load_builtin_extensions()
         found = entry_points()  # one scan of the installed distributions for every group
         for point in found.select(group=ENTRY_POINT_GROUP):
             target = _load(point)

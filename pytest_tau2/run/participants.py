@@ -29,12 +29,11 @@ from pytest_tau2.extension.registry import Registry, add_group
 from pytest_tau2.llm.secrets import mask_url
 from pytest_tau2.llm.usage import UsageMeter
 from pytest_tau2.run import upstream_replay
-from pytest_tau2.run.judges import judge_labels, judge_models
 from pytest_tau2.run.models import all_model_configs as all_model_configs  # re-exported: run_folder, budget, estimate
 from pytest_tau2.run.models import model_config as model_config
 from pytest_tau2.run.trials import trial_id, trial_seed
 from pytest_tau2.scenario.base import Scenario
-from pytest_tau2.settings import Settings
+from pytest_tau2.settings import Settings, check_sections
 
 if TYPE_CHECKING:
     from pytest_tau2.llm.cassette import Cassette
@@ -119,44 +118,26 @@ def validate_settings(settings: Settings) -> None:
     """Refuse impossible combinations up front, naming the option (:class:`SettingsError`)."""
     for side, spec in (("agent", settings.agent_kind), ("user", settings.user_kind)):
         kind, argument = lookup(side, spec)  # type: ignore[arg-type]
-        if kind.model_side and not getattr(settings, f"{kind.model_side}_model"):
+        if kind.model_side and settings.roles.first(kind.model_side) is None:
             raise SettingsError(f"--tau2-{side} {kind.name} needs --tau2-{kind.model_side}-model MODEL")
         if kind.validate is not None:
             kind.validate(settings, argument)
-    for side in ("agent", "user", "judge"):
-        try:
-            configs = all_model_configs(settings, side)
-        except ValueError as exc:
-            raise SettingsError(str(exc)) from None
-        for config in configs if settings.recording != "none" else ():  # a replay-only run calls no provider
-            from pytest_tau2.llm.providers import provider_problem
+    for role in settings.roles.all() if settings.recording != "none" else ():  # replay-only: no provider called
+        from pytest_tau2.llm.providers import provider_problem
 
-            problem = provider_problem(config.model, config.args, f"--tau2-{side}-model")
-            if problem is not None:
-                raise SettingsError(problem)
-    if settings.telecom_tasks not in ("base", "full"):
-        raise SettingsError(f"--tau2-telecom-tasks must be 'base' or 'full', got {settings.telecom_tasks!r}")
-    from pytest_tau2.domains.tau2_banking_knowledge.retrieval import check_retrieval
-
-    problem = check_retrieval(settings.retrieval)
-    if problem is not None:
-        raise SettingsError(problem)
+        problem = provider_problem(role.model, role.args, role.option)
+        if problem is not None:
+            raise SettingsError(problem)
+    check_sections(settings)  # each domain's options, typed once (banking's retrieval, telecom's task set)
     if settings.verdict not in ("six-signal", "tau2-reward"):
         raise SettingsError(f"--tau2-verdict must be 'six-signal' or 'tau2-reward', got {settings.verdict!r}")
     if settings.trials < 1:
         raise SettingsError(f"--tau2-trials must be at least 1, got {settings.trials}")
-    if settings.price:
-        from pytest_tau2.llm.prices import parse_prices
-
-        try:  # refused at start even when no model of this run is named in it
-            parse_prices(settings.price)
-        except ValueError as exc:
-            raise SettingsError(str(exc)) from None
 
 
 def uses_llm(settings: Settings) -> bool:
     """True when any side of this run calls a model through litellm."""
-    return bool(agent_kind(settings)[0].model_side or user_kind(settings)[0].model_side or judge_models(settings))
+    return bool(agent_kind(settings)[0].model_side or user_kind(settings)[0].model_side or settings.roles.judges)
 
 
 def litellm_needed(settings: Settings) -> bool:
@@ -169,11 +150,7 @@ def litellm_needed(settings: Settings) -> bool:
     from pytest_tau2.llm.openai_wire import route
     from pytest_tau2.llm.pricing import maybe_priced
 
-    for side in ("agent", "user", "judge"):
-        for config in all_model_configs(settings, side):
-            if route(config.model, config.args, []) is None or maybe_priced([config.model]):
-                return True
-    return False
+    return any(route(role.model, role.args, []) is None or maybe_priced([role.model]) for role in settings.roles.all())
 
 
 def _name(side: Side, settings: Settings) -> str:
@@ -246,7 +223,8 @@ class Context:
     def model_config(self, side: str) -> ModelConfig | None:
         """The side's model, with this trial's ``seed`` for the agent and the user (as upstream; not
         the judge). A ``seed`` given in ``--tau2-<side>-args`` wins: it is the same in every trial."""
-        config = model_config(self.settings, side)
+        role = self.settings.roles.first(side)
+        config = None if role is None else role.config
         if config is None or side == "judge" or "seed" in config.args:
             return config
         return dataclasses.replace(config, args={**config.args, "seed": self.seed})
@@ -262,9 +240,9 @@ class Context:
         for side in ("agent", "user", "judge"):
             config = self.model_config(side)
             out[side] = config.safe_dict() if config is not None else None
-        judges = all_model_configs(self.settings, "judge")
+        judges = self.settings.roles.judges
         if len(judges) > 1:  # a jury; one judge's file stays as it was
-            out["judges"] = [config.safe_dict() for config in judges]
+            out["judges"] = [role.config.safe_dict() for role in judges]
         return out
 
     @functools.cached_property
@@ -294,11 +272,7 @@ class Context:
     @functools.cached_property
     def secrets(self) -> list[str]:
         """Credential strings of the configured models (never numbers such as ``max_tokens``)."""
-        found: list[str] = []
-        for side in ("agent", "user", "judge"):
-            for config in all_model_configs(self.settings, side):
-                found += config.secrets()
-        return found
+        return self.settings.roles.secrets()
 
     def redact_data(self, value: Any) -> Any:
         """``value`` with every string redacted, walked as data (numbers and structure untouched)."""
@@ -346,20 +320,20 @@ def make_user(ctx: Context) -> Participant:
 
 def make_judge(ctx: Context) -> Judge | None:
     """The judge of a trial: one LLM judge, or a jury of several (``--tau2-judge-model A,B,C``)."""
-    configs = all_model_configs(ctx.settings, "judge")  # priced at --tau2-price
-    if not configs:
+    roles = ctx.settings.roles.judges  # priced at --tau2-price
+    if not roles:
         return None
     from pytest_tau2.scoring.judge import LLMJudge
 
     judges = [
-        LLMJudge(config, ctx.retry_policy(), ctx.usage, cassette=ctx.cassette, prompt=ctx.settings.judge_prompt)
-        for config in configs
+        LLMJudge(role.config, ctx.retry_policy(), ctx.usage, cassette=ctx.cassette, prompt=ctx.settings.judge_prompt)
+        for role in roles
     ]
     if len(judges) == 1:
         return judges[0]
     from pytest_tau2.scoring.jury import Jury
 
-    return Jury(judges, judge_labels(configs))
+    return Jury(judges, [role.label for role in roles])
 
 
 # ---- the built-in kinds ---------------------------------------------------------------------------
