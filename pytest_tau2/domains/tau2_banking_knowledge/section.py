@@ -57,8 +57,8 @@ def _typed(settings: Settings) -> BankingSettings:
         for role in ("embedding", "reranker"):
             model, args = settings.option(f"{role}_model"), settings.option(f"{role}_args")
             args_text = args if isinstance(args, str) else None
-            given = model_role(role, model if isinstance(model, str) else None, args_text, prices)
             parsed = model_role(role, "x", args_text, {})  # the arguments alone (they may come without a model)
+            given = model_role(role, model, args_text, prices) if isinstance(model, str) and model else None
             roles[role] = (given, parsed.args if parsed is not None else {})
     except ValueError as exc:
         raise SettingsError(str(exc)) from None
