@@ -4,7 +4,8 @@ The plugin registers options and ini keys from :func:`all_options`: the core tab
 (declared in ``settings/options.py``) and the options a domain registers as an
 :class:`OptionSection` (``register_option_section``), and builds one frozen :class:`Settings` per
 run (shipped to xdist workers as plain values). The models of a run are resolved once per
-Settings into typed :class:`~pytest_tau2.settings.roles.ModelRole` values: ``settings.roles``.
+Settings into typed :class:`~pytest_tau2.settings.roles.ModelRole` values: ``settings.roles``
+(a :class:`~pytest_tau2.settings.roles.Roles`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from pytest_tau2.extension.registry import Registry, load_builtin_extensions
 from pytest_tau2.llm.secrets import mask_args, mask_json_text, mask_url, redact, secret_items, secrets_in_json
@@ -22,9 +23,9 @@ from pytest_tau2.settings.options import OPTIONS as OPTIONS  # the table, re-exp
 from pytest_tau2.settings.options import SECTIONS as SECTIONS
 from pytest_tau2.settings.options import Option as Option
 from pytest_tau2.settings.options import OptionValue as OptionValue
-from pytest_tau2.settings.roles import ModelRole as ModelRole
-from pytest_tau2.settings.roles import Roles as Roles
-from pytest_tau2.settings.roles import resolve_roles
+
+if TYPE_CHECKING:
+    from pytest_tau2.settings.roles import Roles
 
 T = TypeVar("T")
 
@@ -94,6 +95,8 @@ class Settings:
     def roles(self) -> Roles:
         """The run's models (agent, user, judges), parsed and priced once per Settings; a
         SettingsError naming the option when one is wrong (the adapter checks it at start)."""
+        from pytest_tau2.settings.roles import resolve_roles  # the model config's module: not at pytest's start
+
         return resolve_roles(
             agent_model=self.agent_model,
             agent_args=self.agent_args,

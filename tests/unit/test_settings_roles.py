@@ -16,7 +16,6 @@ from pytest_tau2.settings import OPTION_SECTIONS as REGISTRY
 from pytest_tau2.settings import (
     OPTIONS,
     SECTIONS,
-    ModelRole,
     Option,
     OptionSection,
     Settings,
@@ -26,6 +25,7 @@ from pytest_tau2.settings import (
     register_option_section,
     resolve,
 )
+from pytest_tau2.settings.roles import ModelRole
 
 BY_NAME = {o.name: o for o in all_options()}
 

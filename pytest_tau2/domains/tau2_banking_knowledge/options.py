@@ -9,19 +9,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pytest_tau2.domains.tau2_banking_knowledge.section import BankingSettings, banking_settings
 from pytest_tau2.errors import SettingsError
 from pytest_tau2.settings import Option, OptionSection, register_option_section
 
 if TYPE_CHECKING:
+    from pytest_tau2.domains.tau2_banking_knowledge.section import BankingSettings
     from pytest_tau2.settings import Settings
 
 
 def _view(settings: Settings) -> BankingSettings:
     """The typed options, with the retrieval configuration checked (a sandbox for terminal_use)."""
-    typed = banking_settings(settings)
     from pytest_tau2.domains.tau2_banking_knowledge.retrieval import check_retrieval
+    from pytest_tau2.domains.tau2_banking_knowledge.section import banking_settings
 
+    typed = banking_settings(settings)
     problem = check_retrieval(typed.retrieval)
     if problem is not None:
         raise SettingsError(problem)
