@@ -110,9 +110,10 @@ def _banking() -> type[Tau2BaseScenario]:
 
 
 def _telecom_source(settings: Settings) -> Iterable[type[Scenario]]:
+    from pytest_tau2.domains.tau2_telecom.options import TELECOM
     from pytest_tau2.domains.tau2_telecom.scenario import Tau2TelecomBaseScenario
 
-    split = "full" if getattr(settings, "telecom_tasks", "base") == "full" else "base"
+    split = TELECOM.of(settings).tasks
     base, extra = Tau2TelecomBaseScenario, "tau2_telecom_full"
     return generate(base, "tau2_telecom", settings, split=split, extra_split=extra, vouch_signals=True)
 

@@ -3,7 +3,9 @@
 A leaf: it imports nothing of pytest_tau2 (except errors), so every layer can hold a registry.
 The package's own extensions that live above the registry they fill (the WebSocket and MCP
 participant kinds, the replay kinds, tau2_format's report view) register the way another
-package's do: :data:`BUILTINS` names their modules, imported by the same load step, first.
+package's do: :data:`BUILTINS` names their modules, imported by the same load step, first. The
+built-in domains' option sections (:data:`BUILTIN_EXTENSIONS`) are imported at pytest start,
+without the entry-point scan (``pytest --help`` shows them).
 """
 
 from __future__ import annotations
@@ -36,8 +38,29 @@ BUILTINS = (
 built-ins a lower package's registry holds although that package never imports them
 (docs/architecture.md, "Layers"). Each module only registers; what it builds is imported when used."""
 
+BUILTIN_EXTENSIONS = ("pytest_tau2.domains.tau2_telecom.options", "pytest_tau2.domains.tau2_banking_knowledge.options")
+"""Modules of pytest-tau2's own packages that register extensions the way an entry point's module
+does (imported by name, as an entry point's is): the built-in domains' option sections. Each is
+cheap to import (``pytest --help`` shows their options at every pytest start)."""
+
 _loaded = False
+_builtin_loaded = False
 _loading = threading.RLock()
+
+
+def load_builtin_extensions() -> None:
+    """Import :data:`BUILTIN_EXTENSIONS`, once per process (no scan of installed packages)."""
+    global _builtin_loaded
+    if _builtin_loaded:
+        return
+    with _loading:
+        if _builtin_loaded:
+            return
+        _builtin_loaded = True
+        for name in BUILTIN_EXTENSIONS:
+            importlib.import_module(name)
+
+
 _other_groups: dict[str, Callable[[object, EntryPoint], None]] = {}
 
 
@@ -50,6 +73,7 @@ def load_entry_points() -> None:
         if _loaded:
             return
         _loaded = True  # before loading: an extension that reads a registry must not load again
+        load_builtin_extensions()
         for module in BUILTINS:
             importlib.import_module(module)
         found = entry_points()  # one scan of the installed distributions for every group

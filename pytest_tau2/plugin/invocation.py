@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_tau2.errors import SettingsError
-from pytest_tau2.settings import OPTIONS, Settings, resolve, shown
+from pytest_tau2.settings import OPTIONS, Settings, all_options, resolve, shown
 
 
 def settings_of(config: pytest.Config) -> Settings:
@@ -91,8 +91,8 @@ def _config_file_between(start: Path, stop: Path) -> Path | None:
 
 
 def settings_from_config(config: pytest.Config) -> Settings:
-    cli = {o.name: config.getoption(f"tau2_{o.name}") for o in OPTIONS}
-    ini = {o.name: config.getini(o.ini) for o in OPTIONS}
+    cli = {o.name: config.getoption(f"tau2_{o.name}") for o in all_options()}
+    ini = {o.name: config.getini(o.ini) for o in all_options()}
     try:
         values = resolve(cli, ini)
     except ValueError as exc:
@@ -116,7 +116,7 @@ def settings_from_config(config: pytest.Config) -> Settings:
     from pytest_tau2.run.budget import unpriced_problem
 
     try:
-        participants.validate_settings(settings)
+        participants.validate_settings(settings)  # the model roles and each domain's section, made once
         problem = unpriced_problem(settings)  # a budget or cost limit cannot be kept on an unpriced model
         if problem is not None:
             raise SettingsError(problem)
@@ -130,4 +130,4 @@ def _configured(cli: dict[str, object], ini: dict[str, object]) -> bool:
     given = any(value is not None for value in cli.values()) or any(
         value not in (None, False, "") for value in ini.values()
     )
-    return given or any(option.env is not None and option.env in os.environ for option in OPTIONS)
+    return given or any(option.env is not None and option.env in os.environ for option in all_options())

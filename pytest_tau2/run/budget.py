@@ -103,20 +103,20 @@ def unpriced_problem(settings: Settings) -> str | None:
     option = "--tau2-budget" if settings.budget is not None else "--tau2-max-cost" if settings.max_cost else None
     if option is None:
         return None
-    from pytest_tau2.llm.prices import parse_prices
     from pytest_tau2.llm.pricing import is_priced, maybe_priced
-    from pytest_tau2.run.participants import model_config, uses_llm
+    from pytest_tau2.run.participants import uses_llm
 
     try:
-        parse_prices(settings.price)
+        roles = settings.roles  # each model at its --tau2-price price (every entry given counts)
     except ValueError as exc:
         return str(exc)
     if not uses_llm(settings):
         return None
     for side in ("agent", "user", "judge"):
-        config = model_config(settings, side)
-        if config is None or config.price is not None:
+        role = roles.first(side)
+        if role is None or role.price is not None:
             continue
+        config = role.config
         if maybe_priced([config.model]):
             from pytest_tau2.llm.transport_litellm import import_litellm
 

@@ -213,8 +213,8 @@ def prices(settings: Settings) -> dict[str, tuple[float, float] | None]:
     """Per side, USD per million prompt/completion tokens: ``--tau2-price``, else litellm's list."""
     out: dict[str, tuple[float, float] | None] = {}
     for side in SIDES:
-        config = participants.model_config(settings, side)
-        out[side] = None if config is None else config.price or _listed_price(config.model)
+        role = settings.roles.first(side)
+        out[side] = None if role is None else role.price or _listed_price(role.model)
     return out
 
 

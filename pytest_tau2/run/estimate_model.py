@@ -122,8 +122,8 @@ def _model(settings: Settings, side: str) -> str | None:
         kind = participants.user_kind(settings)[0]
     if kind is not None and not kind.model_side:
         return None
-    config = participants.model_config(settings, side)
-    return config.model if config is not None else None
+    role = settings.roles.first(side)
+    return role.model if role is not None else None
 
 
 def _tools(scenario: Scenario, side: str) -> list[dict[str, Any]]:

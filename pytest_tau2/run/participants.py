@@ -31,7 +31,6 @@ from pytest_tau2.conversation.protocol import Participant
 from pytest_tau2.errors import SettingsError
 from pytest_tau2.extension.registry import Registry, add_group
 from pytest_tau2.run.checks import check_options, litellm_needed_for
-from pytest_tau2.run.judges import judge_models
 from pytest_tau2.run.models import all_model_configs as all_model_configs  # re-exported: run_folder, budget, estimate
 from pytest_tau2.run.models import model_config as model_config
 from pytest_tau2.run.view import TrialView, gold_plan
@@ -120,7 +119,7 @@ def validate_settings(settings: Settings) -> None:
     kind's own checks, then the rest of the settings (run/checks.py)."""
     for side, spec in (("agent", settings.agent_kind), ("user", settings.user_kind)):
         kind, argument = lookup(side, spec)  # type: ignore[arg-type]
-        if kind.model_side and not getattr(settings, f"{kind.model_side}_model"):
+        if kind.model_side and settings.roles.first(kind.model_side) is None:
             raise SettingsError(f"--tau2-{side} {kind.name} needs --tau2-{kind.model_side}-model MODEL")
         if kind.validate is not None:
             kind.validate(settings, argument)
@@ -129,7 +128,7 @@ def validate_settings(settings: Settings) -> None:
 
 def uses_llm(settings: Settings) -> bool:
     """True when any side of this run calls a model through litellm."""
-    return bool(agent_kind(settings)[0].model_side or user_kind(settings)[0].model_side or judge_models(settings))
+    return bool(agent_kind(settings)[0].model_side or user_kind(settings)[0].model_side or settings.roles.judges)
 
 
 def litellm_needed(settings: Settings) -> bool:

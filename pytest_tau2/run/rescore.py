@@ -42,7 +42,6 @@ from pytest_tau2.report.saving import ResultWriter
 from pytest_tau2.report.summary import render
 from pytest_tau2.report.views import VIEWS, RunFiles, write_views
 from pytest_tau2.run.catalog import Catalog
-from pytest_tau2.run.judges import judge_models
 from pytest_tau2.run.participants import validate_settings
 from pytest_tau2.run.run_folder import differences, fingerprint
 from pytest_tau2.run.session import close_model_clients
@@ -266,7 +265,7 @@ def rescore(
         raise RescoreError("--into must be a new folder, not the folder re-scored")
     settings = settings_for(folder, cli, into, environ)
     warnings = import_scenarios(modules)
-    keep = not judge_models(settings)
+    keep = not settings.roles.judges
     into.mkdir(parents=True, exist_ok=True)
     writer = ResultWriter(into)
     started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
@@ -284,7 +283,7 @@ def rescore(
         new_fp["judge_model"] = folder.fingerprint.get("judge_model")
     new_fp["rescored_from"] = str(source)
     saved_fp = {k: v for k, v in folder.fingerprint.items() if k != "rescored_from"}
-    new_label = ",".join(judge_models(settings)) or "the saved judge"
+    new_label = ",".join(role.model for role in settings.roles.judges) or "the saved judge"
     versus = None if keep else agreement.between(folder.metrics, records, _saved_judge_label(folder), new_label)
     rescored = {
         "from": str(source),

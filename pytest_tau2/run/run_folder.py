@@ -36,7 +36,7 @@ from pytest_tau2.report import files
 from pytest_tau2.report.identity import same_identity
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.run_record import LOCK_FILE, PARTICIPANT_KEYS, RUN_FILE, RunInfo
-from pytest_tau2.settings import Settings
+from pytest_tau2.settings import OPTIONS, Settings, all_options
 
 NOT_VERDICT_FIELDS = frozenset(
     {
@@ -66,7 +66,7 @@ def fingerprint(settings: Settings) -> dict[str, Any]:
 
     values: dict[str, Any] = {}
     for field in fields(settings):
-        if field.name in NOT_VERDICT_FIELDS or field.name.endswith(("_args", "_model")):
+        if field.name in NOT_VERDICT_FIELDS or field.name.endswith(("_args", "_model")) or field.name == "sections":
             continue
         if field.name == "judge_prompt" and settings.judge_prompt == "ours":
             continue  # the default: run.json of a run with our prompt stays as it was before the option
@@ -74,16 +74,14 @@ def fingerprint(settings: Settings) -> dict[str, Any]:
     values["agent"] = participants.describe_agent(settings)
     values["user"] = participants.describe_user(settings)
     for side in ("agent", "user", "judge"):
-        config = participants.model_config(settings, side)
-        if config is None:
-            values[f"{side}_model"] = None
-            continue
-        configs = participants.all_model_configs(settings, side)
-        safe = [_without_endpoint(c.safe_dict()) for c in configs]
-        values[f"{side}_model"] = safe if len(safe) > 1 else safe[0]  # a jury: every judge, in order
-    for name in ("embedding_model", "reranker_model"):  # banking retrieval; unset: the configuration's own
-        if getattr(settings, name, None):
-            values[name] = getattr(settings, name)
+        roles = settings.roles.side(side)
+        safe = [_without_endpoint(role.config.safe_dict()) for role in roles]
+        values[f"{side}_model"] = (safe if len(safe) > 1 else safe[0]) if safe else None  # a jury: every judge
+    for option in all_options()[len(OPTIONS) :]:  # a domain's options (banking's retrieval, telecom's tasks)
+        value = settings.option(option.name)
+        if option.name.endswith("_args") or (option.name.endswith("_model") and not value):
+            continue  # a model unset: the configuration's own; its arguments stay out, as every side's
+        values[option.name] = value
     values["data_pin"] = PIN_COMMIT
     return json.loads(json.dumps(values, default=str, sort_keys=True))  # type: ignore[no-any-return]
 
@@ -94,13 +92,11 @@ def _without_endpoint(safe: dict[str, Any]) -> dict[str, Any]:
 
 def endpoints(settings: Settings) -> dict[str, str]:
     """The model server of each side that names one (``api_base``/``base_url``; credentials masked)."""
-    from pytest_tau2.run import participants
-
     out: dict[str, str] = {}
     for side in ("agent", "user", "judge"):
-        config = participants.model_config(settings, side)
-        if config is not None:
-            args = config.safe_dict()["args"]
+        role = settings.roles.first(side)
+        if role is not None:
+            args = role.config.safe_dict()["args"]
             where = next((args[k] for k in ENDPOINT_ARGS if isinstance(args.get(k), str)), None)
             if where:
                 out[side] = where

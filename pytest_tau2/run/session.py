@@ -115,9 +115,7 @@ async def close_model_clients(settings: Settings) -> None:
 
 def _judge_words(settings: Settings) -> str:
     """The judge(s) and prompt as the header names them (one judge's words are as they always were)."""
-    from pytest_tau2.run.judges import judge_models
-
-    models = judge_models(settings)
+    models = [role.model for role in settings.roles.judges]
     if not models:
         return "none (NL assertions skipped)"
     words = models[0] if len(models) == 1 else f"{','.join(models)} (majority of {len(models)}; a tie fails)"

@@ -1,6 +1,11 @@
 """The ``--tau2-*`` options, declared once: flag, ini key, environment variable, kind, default and
 help (the plugin declares them to pytest from here, docs/options.md is generated from here).
-Resolving them into one :class:`~pytest_tau2.settings.Settings` is the package's ``__init__``."""
+Resolving them into one :class:`~pytest_tau2.settings.Settings` is the package's ``__init__``.
+
+Each option belongs to a *section* (:data:`SECTIONS`): ``pytest --help`` shows one group per
+section, docs/options.md one table per section. A domain's own options are not in this table:
+the domain registers them as an :class:`~pytest_tau2.settings.OptionSection` of its own
+(``domains/tau2_banking_knowledge/options.py``, ``domains/tau2_telecom/options.py``)."""
 
 from __future__ import annotations
 
@@ -22,7 +27,12 @@ class Option:
     path: bool = False
     """A file or folder (given as two arguments, ``--flag DIR``, pytest may take it for a test path)."""
     repeatable: bool = False
-    """The flag may be given several times; the values are joined with commas (``A,B``)."""
+    """A list-valued option: the flag may be given several times, and the values accumulate as
+    the comma form does (``--x A --x B`` is ``A,B``)."""
+    section: str = ""
+    """Which :data:`SECTIONS` group ``--help`` and docs/options.md show it in."""
+    choices: tuple[str, ...] = ()
+    """The values it accepts (empty: any); checked for the flag and for ini and environment values."""
 
     @property
     def flag(self) -> str:
@@ -33,18 +43,34 @@ class Option:
         return "tau2_" + self.name
 
 
+SECTIONS: dict[str, str] = {
+    "selection": "tau2: selection (which scenarios, shards and trials)",
+    "participants": "tau2: participants (the agent under test and the simulated user)",
+    "models": "tau2: models (agent, user and judge models, their calls)",
+    "limits": "tau2: limits (what stops or fails one conversation)",
+    "campaign": "tau2: campaign (budget, prices, estimate, concurrency, rate limits)",
+    "recording": "tau2: recording (cassettes of model calls)",
+    "results": "tau2: results (folder, verdict, statistics, CI gates, reports)",
+    "data": "tau2: data (where tau2 data and in-repo DBs come from)",
+}
+"""The core sections, in ``--help`` order: name -> the group's title."""
+
+
 OPTIONS: tuple[Option, ...] = (
     Option(
         "scenarios",
-        "Comma-separated scenario names or glob patterns to run, matched exactly "
-        "(unlike -k, a name never selects the longer names it is a prefix of).",
+        "Scenario names or glob patterns to run, matched exactly (unlike -k, a name never selects the longer "
+        "names it is a prefix of). Several: repeat the flag or separate them with commas.",
         None,
+        section="selection",
+        repeatable=True,
     ),
     Option(
         "shard",
         "Run shard I of N (e.g. 2/4): scenarios sorted by name and dealt round-robin, trials of one scenario "
         "together; combine the shards' results folders with pytest-tau2 merge (docs/many-machines.md).",
         None,
+        section="selection",
     ),
     Option(
         "agent",
@@ -53,22 +79,30 @@ OPTIONS: tuple[Option, ...] = (
         "file or folder), "
         'mcp:"COMMAND" (an agent process that speaks MCP, started per scenario: docs/mcp.md).',
         None,
+        section="participants",
     ),
     Option(
         "user",
         "Built-in user simulator: scripted (offline default), litellm (default when --tau2-user-model is set) or "
         "replay (the saved user turns of --tau2-agent replay:RESULTS).",
         None,
+        section="participants",
     ),
     Option(
         "agent_model",
         "litellm model string of the agent under test, e.g. openai/gpt-4.1.",
         None,
         env="TAU2_AGENT_MODEL",
+        section="models",
     ),
-    Option("agent_args", "JSON object of litellm arguments for the agent (api_base, temperature, seed, ...).", None),
-    Option("user_model", "litellm model string of the user simulator.", None, env="TAU2_USER_MODEL"),
-    Option("user_args", "JSON object of litellm arguments for the user simulator.", None),
+    Option(
+        "agent_args",
+        "JSON object of litellm arguments for the agent (api_base, temperature, seed, ...).",
+        None,
+        section="models",
+    ),
+    Option("user_model", "litellm model string of the user simulator.", None, env="TAU2_USER_MODEL", section="models"),
+    Option("user_args", "JSON object of litellm arguments for the user simulator.", None, section="models"),
     Option(
         "judge_model",
         "litellm model string of the NL-assertion judge (no judge: NL checks are skipped). Several judges: "
@@ -77,12 +111,14 @@ OPTIONS: tuple[Option, ...] = (
         None,
         env="TAU2_JUDGE_MODEL",
         repeatable=True,
+        section="models",
     ),
     Option(
         "judge_args",
         "JSON object of litellm arguments for the judge (every judge), or a JSON list of objects, one per "
         "--tau2-judge-model.",
         None,
+        section="models",
     ),
     Option(
         "judge_prompt",
@@ -90,23 +126,36 @@ OPTIONS: tuple[Option, ...] = (
         "output format; judge model gpt-4.1-2025-04-14 at temperature 0 unless --tau2-judge-model is given; "
         "docs/rescoring.md).",
         "ours",
+        section="models",
+        choices=("ours", "upstream"),
     ),
-    Option("agent_url", "ws:// URL of an external agent bot speaking the pytest-tau2 protocol.", None),
+    Option(
+        "agent_url",
+        "ws:// URL of an external agent bot speaking the pytest-tau2 protocol.",
+        None,
+        section="participants",
+    ),
     Option(
         "agent_timeout",
         "Seconds to wait for each frame from an external agent bot (--tau2-agent-url), "
         "or for the next call of an MCP agent (--tau2-agent mcp:COMMAND).",
         120.0,
         "float",
+        section="participants",
     ),
     Option(
-        "data_dir", "Folder holding tau2/domains/... (default: $TAU2_DATA_DIR, then the fetch cache).", None, path=True
+        "data_dir",
+        "Folder holding tau2/domains/... (default: $TAU2_DATA_DIR, then the fetch cache).",
+        None,
+        path=True,
+        section="data",
     ),
     Option(
         "allow_unpinned_data",
         "Accept tau2 data whose checksums differ from the pinned manifest (recorded as unpinned).",
         False,
         "bool",
+        section="data",
     ),
     Option(
         "eval_data_root",
@@ -114,9 +163,14 @@ OPTIONS: tuple[Option, ...] = (
         None,
         env="TAU2_EVAL_DATA_ROOT",
         path=True,
+        section="data",
     ),
     Option(
-        "results_dir", "Run directory for metrics and transcripts (default: tau2-results/<timestamp>).", None, path=True
+        "results_dir",
+        "Run directory for metrics and transcripts (default: tau2-results/<timestamp>).",
+        None,
+        path=True,
+        section="results",
     ),
     Option(
         "resume",
@@ -124,40 +178,94 @@ OPTIONS: tuple[Option, ...] = (
         "it, the rest run (docs/runs.md).",
         None,
         path=True,
+        section="results",
     ),
-    Option("save_db", "Also write final_db.json (and final_user_db.json) per scenario.", False, "bool"),
-    Option("min_agent_turns", "A scenario with fewer agent turns fails as stalled (0 disables).", 3, "int"),
-    Option("max_turns", "Override every scenario's max_turns (agent replies).", None, "int"),
-    Option("max_duration", "Override every scenario's max_duration (seconds).", None, "float"),
-    Option("max_tool_errors", "Consecutive failed tool calls of one side that stop a conversation.", 10, "int"),
+    Option(
+        "save_db", "Also write final_db.json (and final_user_db.json) per scenario.", False, "bool", section="results"
+    ),
+    Option(
+        "min_agent_turns",
+        "A scenario with fewer agent turns fails as stalled (0 disables).",
+        3,
+        "int",
+        section="limits",
+    ),
+    Option("max_turns", "Override every scenario's max_turns (agent replies).", None, "int", section="limits"),
+    Option("max_duration", "Override every scenario's max_duration (seconds).", None, "float", section="limits"),
+    Option(
+        "max_tool_errors",
+        "Consecutive failed tool calls of one side that stop a conversation.",
+        10,
+        "int",
+        section="limits",
+    ),
     Option(
         "max_user_steps",
         "User-simulator replies (tool calls included) that stop a conversation, as the simulator's doing.",
         200,
         "int",
+        section="limits",
     ),
-    # Campaign controls (docs/campaigns.md): per-scenario limits, the run budget, prices, the estimate.
-    Option("max_tokens", "Stop a conversation once its model calls used this many tokens (scored).", None, "int"),
-    Option("max_cost", "Stop a conversation once its model calls cost this many USD (scored).", None, "float"),
-    Option("max_messages", "Stop a conversation once its transcript holds this many messages (scored).", None, "int"),
+    Option(
+        "max_tokens",
+        "Stop a conversation once its model calls used this many tokens (scored).",
+        None,
+        "int",
+        section="limits",
+    ),
+    Option(
+        "max_cost",
+        "Stop a conversation once its model calls cost this many USD (scored).",
+        None,
+        "float",
+        section="limits",
+    ),
+    Option(
+        "max_messages",
+        "Stop a conversation once its transcript holds this many messages (scored).",
+        None,
+        "int",
+        section="limits",
+    ),
     Option(
         "budget",
         "Run budget in USD: no conversation starts once the spend plus the expected cost of those in flight "
         "would pass it; the rest are skipped, naming the budget.",
         None,
         "float",
+        section="campaign",
     ),
-    Option("price", "USD per million tokens of a model: MODEL=IN/OUT, comma-separated (priced runs, budgets).", None),
-    Option("estimate", "Collect, print the sweep's estimated calls, tokens and cost, and run nothing.", False, "bool"),
+    Option(
+        "price",
+        "USD per million tokens of a model: MODEL=IN/OUT (priced runs, budgets). Several models: repeat the flag or "
+        "separate the entries with commas; every entry counts.",
+        None,
+        section="campaign",
+        repeatable=True,
+    ),
+    Option(
+        "estimate",
+        "Collect, print the sweep's estimated calls, tokens and cost, and run nothing.",
+        False,
+        "bool",
+        section="campaign",
+    ),
     Option(
         "estimate_file",
         "Where the estimate is written (--tau2-estimate) or read (a run: its summary shows estimate vs actual).",
         None,
         path=True,
+        section="campaign",
     ),
-    Option("estimate_from", "A results folder of an earlier run of these scenarios to estimate from.", None, path=True),
-    Option("llm_retries", "Retries of a failed LLM call (429, 5xx, timeout, connection).", 3, "int"),
-    Option("llm_timeout", "Seconds before one LLM call times out.", 120.0, "float"),
+    Option(
+        "estimate_from",
+        "A results folder of an earlier run of these scenarios to estimate from.",
+        None,
+        path=True,
+        section="campaign",
+    ),
+    Option("llm_retries", "Retries of a failed LLM call (429, 5xx, timeout, connection).", 3, "int", section="models"),
+    Option("llm_timeout", "Seconds before one LLM call times out.", 120.0, "float", section="models"),
     Option(
         "llm_transport",
         "How model calls travel: auto (OpenAI-compatible models over the OpenAI wire format, requests and "
@@ -165,6 +273,8 @@ OPTIONS: tuple[Option, ...] = (
         "docs/speed.md).",
         "auto",
         env="TAU2_LLM_TRANSPORT",
+        section="models",
+        choices=("auto", "litellm"),
     ),
     Option(
         "concurrency",
@@ -172,6 +282,7 @@ OPTIONS: tuple[Option, ...] = (
         "LLM-bound sweeps); under xdist (-n), in each worker.",
         1,
         "int",
+        section="campaign",
     ),
     Option(
         "max_connections",
@@ -180,17 +291,29 @@ OPTIONS: tuple[Option, ...] = (
         "workers (docs/campaigns.md).",
         None,
         "int",
+        section="campaign",
     ),
     Option(
-        "rpm", "Requests per minute per model endpoint (a token bucket; split across xdist workers).", None, "float"
+        "rpm",
+        "Requests per minute per model endpoint (a token bucket; split across xdist workers).",
+        None,
+        "float",
+        section="campaign",
     ),
-    Option("tpm", "Tokens per minute per model endpoint (a token bucket; split across xdist workers).", None, "float"),
+    Option(
+        "tpm",
+        "Tokens per minute per model endpoint (a token bucket; split across xdist workers).",
+        None,
+        "float",
+        section="campaign",
+    ),
     Option(
         "rate_limit_timeout",
         "Seconds a model call waits out HTTP 429 (and 503 with Retry-After) before it gives up; when no "
         "call to the endpoint got through in that time, the run stops.",
         120.0,
         "float",
+        section="campaign",
     ),
     Option(
         "progress_interval",
@@ -199,35 +322,15 @@ OPTIONS: tuple[Option, ...] = (
         "line updated in place; nothing under -q).",
         None,
         "float",
+        section="results",
     ),
-    Option("telecom_tasks", "Telecom task set: base (114, default) or full (2,285).", "base"),
-    Option(
-        "retrieval",
-        "banking_knowledge retrieval configuration: bm25 (default), no_knowledge, full_kb, golden_retrieval, "
-        "grep_only, terminal_use (a shell in a bubblewrap sandbox), openai_embeddings / qwen_embeddings "
-        "(dense, litellm embeddings), their *_grep and *_reranker variants, bm25_grep, bm25_reranker "
-        "(docs/tau2-banking-knowledge.md).",
-        "bm25",
-    ),
-    Option(
-        "embedding_model",
-        "litellm embedding model of the dense retrieval configurations (default: the configuration's, "
-        "openai/text-embedding-3-large or openrouter/qwen/qwen3-embedding-8b).",
-        None,
-    ),
-    Option("embedding_args", "JSON object of litellm arguments for the embedding calls (api_base, ...).", None),
-    Option(
-        "reranker_model",
-        "litellm model of the *_reranker retrieval configurations' LLM reranker (default: openai/gpt-5.2).",
-        None,
-    ),
-    Option("reranker_args", "JSON object of litellm arguments for the reranker calls.", None),
     Option(
         "trials",
         "Trials per scenario: K > 1 makes each scenario K items, test_scenario[<name>-t1] .. [<name>-tK], "
         "each with its own seed; the summary adds pass^k (docs/leaderboard.md).",
         1,
         "int",
+        section="selection",
     ),
     Option(
         "seed",
@@ -235,12 +338,15 @@ OPTIONS: tuple[Option, ...] = (
         "passed to the agent and user models (the default 300 gives upstream tau2's trial seeds).",
         300,
         "int",
+        section="selection",
     ),
     Option(
         "verdict",
         "What decides a tau2 item: six-signal (the scenario's success signals, default) or tau2-reward "
         "(tau2-bench's own reward from the task's reward_basis).",
         "six-signal",
+        section="results",
+        choices=("six-signal", "tau2-reward"),
     ),
     Option(
         "record_mode",
@@ -249,14 +355,23 @@ OPTIONS: tuple[Option, ...] = (
         "new_episodes (replay what matches, record the rest), all (call and re-record everything), "
         "off (no cassettes; the default).",
         None,
+        section="recording",
+        choices=("none", "once", "new_episodes", "all", "off"),
     ),
-    Option("cassette_dir", "Folder of the cassettes (default: cassettes/ under the rootdir).", None, path=True),
+    Option(
+        "cassette_dir",
+        "Folder of the cassettes (default: cassettes/ under the rootdir).",
+        None,
+        path=True,
+        section="recording",
+    ),
     Option(
         "ci_level",
         "Confidence level of the intervals in the summary, all_metrics.json, report.html and JUnit "
         "(between 0 and 1; docs/statistics.md).",
         0.95,
         "float",
+        section="results",
     ),
     Option(
         "baseline",
@@ -264,6 +379,7 @@ OPTIONS: tuple[Option, ...] = (
         "goes to the summary, baseline_comparison.json and the JUnit suite properties.",
         None,
         path=True,
+        section="results",
     ),
     Option(
         "fail_on_regression",
@@ -271,19 +387,23 @@ OPTIONS: tuple[Option, ...] = (
         "--tau2-alpha (a dip within the noise does not fail).",
         False,
         "bool",
+        section="results",
     ),
-    Option("alpha", "Significance level of the baseline comparison (default 0.05).", 0.05, "float"),
+    Option("alpha", "Significance level of the baseline comparison (default 0.05).", 0.05, "float", section="results"),
     Option(
         "fail_under",
         "Exit non-zero when the run's success rate is below RATE (between 0 and 1, e.g. 0.7).",
         None,
         "float",
+        section="results",
     ),
     Option(
         "fail_under_bound",
         "What --tau2-fail-under compares with RATE: estimate (the success rate, default) or lower (the lower "
         "end of its interval: fails unless the rate is surely above RATE).",
         "estimate",
+        section="results",
+        choices=("estimate", "lower"),
     ),
     Option(
         "junit_properties",
@@ -291,5 +411,7 @@ OPTIONS: tuple[Option, ...] = (
         "named <item id>:<name>, and the sub-results as the testcase's system-out; valid junit-10.xsd; the "
         "default), testcase (inside each testcase, not valid against the schema) or none (system-out only).",
         "suite",
+        section="results",
+        choices=("suite", "testcase", "none"),
     ),
 )

@@ -162,6 +162,21 @@ def test_under_xdist_the_workers_split_the_budget(tmp_path: Path) -> None:
     assert "run budget $0.1 reached" in run.stdout  # a worker's share: the budget is split, not shared
 
 
+def test_repeated_price_flags_all_count_in_a_budget_run(tmp_path: Path) -> None:
+    """``--tau2-price A --tau2-price B`` is ``--tau2-price A,B``: both models are priced (issue 38:
+    the last flag alone used to count, and the budget refused the other model as unpriced)."""
+    with FakeOpenAIServer() as server:
+        ScriptedModels().install(server)
+        repeated = ["--tau2-price", "openai/agent=2/8", "--tau2-price", "openai/user=1/4"]
+        run = run_pytest([node("tau2_retail__0"), *model_options(server), *repeated, "--tau2-budget", "5"], tmp_path)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert "prices: openai/agent=2/8,openai/user=1/4" in run.stdout
+    usage = run.metrics("tau2_retail__0")["token_usage"]
+    for side, (rate_in, rate_out) in (("agent", (2, 8)), ("user", (1, 4))):
+        expected = (usage[side]["prompt_tokens"] * rate_in + usage[side]["completion_tokens"] * rate_out) / 1e6
+        assert usage[side]["calls"] and usage[side]["cost_usd"] == pytest.approx(expected), (side, usage[side])
+
+
 def test_an_unpriced_model_refuses_a_budget_in_one_line(tmp_path: Path) -> None:
     with FakeOpenAIServer() as server:
         run = run_pytest([node("tau2_retail__0"), *model_options(server), "--tau2-budget", "1"], tmp_path)

@@ -1,7 +1,8 @@
 """docs/options.md documents every ``--tau2-*`` option, ini key, environment variable and default.
 
-The table in docs/options.md between the ``options-table`` markers is generated from
-``pytest_tau2.settings.OPTIONS``; regenerate it with::
+The tables in docs/options.md between the ``options-table`` markers are generated from
+``pytest_tau2.settings.all_options()`` (the core table and the sections the domains register), one
+table per ``--help`` section; regenerate them with::
 
     python tests/e2e/test_llm_options.py --write
 
@@ -18,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tau2.settings import OPTIONS, Option
+from pytest_tau2.settings import SECTIONS, Option, all_options, option_sections
+
+OPTIONS = all_options()
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "options.md"
@@ -64,18 +67,24 @@ def env_text(option: Option) -> str:
 
 
 def render_table() -> str:
-    rows = [
-        "| Option | ini key | Environment | Default | Type | What it does |",
-        "|---|---|---|---|---|---|",
-    ]
-    for option in OPTIONS:
-        value = "" if option.kind == "bool" else " VALUE"
-        help_text = option.help.replace("|", "\\|")
-        rows.append(
-            f"| `{option.flag}{value}` | `{option.ini}` | {env_text(option)} | {default_text(option)} | "
-            f"{option.kind} | {help_text} |"
-        )
-    return "\n".join(rows)
+    titles = {**SECTIONS, **{section.name: section.title for section in option_sections()}}
+    parts = []
+    for name, title in titles.items():
+        rows = [
+            f"### {title.removeprefix('tau2: ')[:1].upper()}{title.removeprefix('tau2: ')[1:]}",
+            "",
+            "| Option | ini key | Environment | Default | Type | What it does |",
+            "|---|---|---|---|---|---|",
+        ]
+        for option in (o for o in OPTIONS if o.section == name):
+            value = "" if option.kind == "bool" else " VALUE"
+            help_text = option.help.replace("|", "\\|")
+            rows.append(
+                f"| `{option.flag}{value}` | `{option.ini}` | {env_text(option)} | {default_text(option)} | "
+                f"{option.kind} | {help_text} |"
+            )
+        parts.append("\n".join(rows))
+    return "\n\n".join(parts)
 
 
 def write() -> None:

@@ -414,7 +414,7 @@ def test_a_failing_source_is_reported_and_does_not_hide_the_others() -> None:
 def test_the_source_receives_the_run_settings() -> None:
     seen: list[Any] = []
     register_scenario_source("gen", lambda settings: seen.append(settings) or [])
-    settings = Settings(telecom_tasks="full")
+    settings = Settings(sections={"telecom_tasks": "full"})
     registry.all_scenarios(settings)
     assert seen == [settings]
 

@@ -181,7 +181,7 @@ def test_settings_are_frozen() -> None:
         ({"agent_model": "m", "agent_args": "[1]"}, "--tau2-agent-args: expected a JSON object"),
         ({"agent_model": "m", "agent_args": "{oops"}, "--tau2-agent-args: expected a JSON object"),
         ({"judge_args": '{"temperature": 0}'}, "--tau2-judge-args: model arguments"),
-        ({"telecom_tasks": "some"}, "--tau2-telecom-tasks must be 'base' or 'full', got 'some'"),
+        ({"sections": {"telecom_tasks": "some"}}, "--tau2-telecom-tasks must be 'base' or 'full', got 'some'"),
     ],
 )
 def test_impossible_choices_are_usage_errors_naming_the_option(fields: dict[str, Any], message: str) -> None:
@@ -198,7 +198,7 @@ def test_impossible_choices_are_usage_errors_naming_the_option(fields: dict[str,
         {"agent_url": "ws://127.0.0.1:8765"},
         {"agent_model": "openai/gpt-4.1", "agent_args": '{"temperature": 0}'},
         {"user_model": "openai/gpt-4.1", "judge_model": "openai/gpt-4.1-mini"},
-        {"telecom_tasks": "full"},
+        {"sections": {"telecom_tasks": "full"}},
     ],
 )
 def test_valid_choices_pass(fields: dict[str, Any]) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -15,6 +14,7 @@ from pytest_tau2.domains.tau2_banking_knowledge.sandbox import sandbox_problem a
 from pytest_tau2.llm.cassette import Cassette, CassetteMissError
 from pytest_tau2.llm.config import RetryPolicy
 from pytest_tau2.llm.scope import SCOPE, ModelScope
+from pytest_tau2.settings import Settings
 from tests.support.fake_openai import FakeOpenAIServer, text
 
 DOCS = {
@@ -37,8 +37,8 @@ def kb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _scope(server: FakeOpenAIServer | None, cassette: Cassette | None, cassettes: Path) -> ModelScope:
     args = json.dumps({"api_base": server.base_url if server else "http://127.0.0.1:9/v1", "api_key": "sk-test"})
-    settings = SimpleNamespace(embedding_model="openai/emb", embedding_args=args, reranker_model="openai/rerank",
-                               reranker_args=args, cassette_dir=str(cassettes))  # fmt: skip
+    models = {"embedding_model": "openai/emb", "reranker_model": "openai/rerank"}
+    settings = Settings(cassette_dir=str(cassettes), sections={**models, "embedding_args": args, "reranker_args": args})
     return ModelScope(cassette, RetryPolicy(max_retries=0, timeout_s=10), None, settings)
 
 
@@ -157,9 +157,11 @@ def test_the_fingerprint_names_an_overridden_embedding_or_reranker_model() -> No
     from pytest_tau2.run.run_folder import fingerprint
     from pytest_tau2.settings import Settings
 
-    default = fingerprint(Settings(retrieval="openai_embeddings"))
+    default = fingerprint(Settings(sections={"retrieval": "openai_embeddings"}))
     assert "embedding_model" not in default and default["retrieval"] == "openai_embeddings"
-    chosen = fingerprint(Settings(retrieval="bm25_reranker", embedding_model="openai/emb", reranker_model="openai/r"))
+    chosen = fingerprint(
+        Settings(sections={"retrieval": "bm25_reranker", "embedding_model": "openai/emb", "reranker_model": "openai/r"})
+    )
     assert (chosen["embedding_model"], chosen["reranker_model"]) == ("openai/emb", "openai/r")
 
 
@@ -176,7 +178,7 @@ def test_a_failing_embedding_call_errors_the_scenario_not_the_agent(
     data = Path(__import__("os").environ.get("TAU2_DATA_DIR", "/work/shared/tau2-data"))
     if not (data / "tau2" / "domains" / "banking_knowledge" / "documents").is_dir():
         pytest.skip("no banking_knowledge data")
-    settings = Settings(data_dir=str(data), retrieval="openai_embeddings")
+    settings = Settings(data_dir=str(data), sections={"retrieval": "openai_embeddings"})
     scenario = all_scenarios(settings)["tau2_banking_knowledge__task_001"]().bind(settings)
     env = seeding.prepare(scenario, settings).envs["agent"]
     assert not env.runs_inline("KB_search")  # it waits on a model: off the event loop

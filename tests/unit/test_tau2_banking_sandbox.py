@@ -32,7 +32,7 @@ needs_bwrap = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def shell() -> object:
-    settings = Settings(data_dir=str(DATA_DIR), retrieval="terminal_use")
+    settings = Settings(data_dir=str(DATA_DIR), sections={"retrieval": "terminal_use"})
     scenario = all_scenarios(settings)["tau2_banking_knowledge__task_001"]().bind(settings)
     env = seeding.prepare(scenario, settings).envs["agent"]
     assert [t["function"]["name"] for t in env.schemas()][14:] == ["shell", "EndConversationTool"]
@@ -87,7 +87,7 @@ def test_without_bwrap_the_configuration_is_refused_in_one_line(monkeypatch: pyt
     monkeypatch.setattr(shutil, "which", lambda name: None)
     try:
         with pytest.raises(SettingsError) as caught:
-            participants.validate_settings(Settings(data_dir=str(DATA_DIR), retrieval="terminal_use"))
+            participants.validate_settings(Settings(data_dir=str(DATA_DIR), sections={"retrieval": "terminal_use"}))
     finally:
         sandbox.sandbox_problem.cache_clear()
     message = str(caught.value)
@@ -107,7 +107,7 @@ def test_a_sandbox_that_cannot_start_is_refused(monkeypatch: pytest.MonkeyPatch)
 
 @needs_bwrap
 def test_terminal_use_write_writes_to_a_scratch_copy_of_its_own() -> None:
-    settings = Settings(data_dir=str(DATA_DIR), retrieval="terminal_use_write")
+    settings = Settings(data_dir=str(DATA_DIR), sections={"retrieval": "terminal_use_write"})
     scenario = all_scenarios(settings)["tau2_banking_knowledge__task_001"]().bind(settings)
     assert "{{" not in scenario.get_agent_prompt()
     first, second = (seeding.prepare(scenario, settings).envs["agent"] for _ in range(2))
@@ -135,7 +135,7 @@ def test_write_and_alltools_configurations_need_the_sandbox_too(monkeypatch: pyt
 
 @needs_bwrap
 def test_alltools_offers_bm25_dense_and_the_shell_with_the_dense_model_in_its_prompt() -> None:
-    settings = Settings(data_dir=str(DATA_DIR), retrieval="AllTools")
+    settings = Settings(data_dir=str(DATA_DIR), sections={"retrieval": "AllTools"})
     scenario = all_scenarios(settings)["tau2_banking_knowledge__task_001"]().bind(settings)
     env = seeding.prepare(scenario, settings).envs["agent"]
     names = [t["function"]["name"] for t in env.schemas()][14:]

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,7 +34,7 @@ RETAIL_TEST_IDS = set(
 AIRLINE_TEST_IDS = set("2 6 8 13 16 18 19 22 24 25 26 29 30 31 32 35 37 44 45 48".split())
 
 
-def _settings(tmp: Path, **overrides: str) -> Settings:
+def _settings(tmp: Path, **overrides: Any) -> Settings:
     return Settings(data_dir=str(DATA_DIR), results_dir=str(tmp), **overrides)  # type: ignore[arg-type]
 
 
@@ -48,7 +49,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> dict[str, type]:
 
 @pytest.fixture(scope="module")
 def full(tmp_path_factory: pytest.TempPathFactory) -> dict[str, type]:
-    return all_scenarios(_settings(tmp_path_factory.mktemp("results"), telecom_tasks="full"))
+    return all_scenarios(_settings(tmp_path_factory.mktemp("results"), sections={"telecom_tasks": "full"}))
 
 
 @pytest.mark.parametrize(("domain", "count"), [("tau2_retail", 114), ("tau2_airline", 50), ("tau2_telecom", 114)])
@@ -144,7 +145,7 @@ def test_generated_classes_subclass_their_domain_base(base: dict[str, type]) -> 
 
 def test_on_pinned_data_the_sources_vouch_for_signals_that_do_resolve(tmp_path: Path, full: dict[str, type]) -> None:
     """What collection no longer resolves per run (it parsed tasks.json for it) is resolved here, once."""
-    settings = _settings(tmp_path, telecom_tasks="full")
+    settings = _settings(tmp_path, sections={"telecom_tasks": "full"})
     tau2 = {name: cls for name, cls in full.items() if name.startswith("tau2_")}
     assert len(tau2) == 114 + 50 + 2285 + 10 + 97
     for name, cls in tau2.items():

@@ -4,10 +4,40 @@ retrieval configurations over its 698 documents."""
 
 from __future__ import annotations
 
-from pytest_tau2.domains.tau2_banking_knowledge import disc_accounts, disc_cards, disc_credit, disc_debit  # noqa: F401
-from pytest_tau2.domains.tau2_banking_knowledge.agent_tools import BASE_AGENT_TOOLS
-from pytest_tau2.domains.tau2_banking_knowledge.db import read_db
-from pytest_tau2.domains.tau2_banking_knowledge.discoverable import AGENT_TOOLS, USER_TOOLS
-from pytest_tau2.domains.tau2_banking_knowledge.user_tools import USER_TOOL_CLASSES
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_tau2.domains.tau2_banking_knowledge.agent_tools import BASE_AGENT_TOOLS
+    from pytest_tau2.domains.tau2_banking_knowledge.db import read_db
+    from pytest_tau2.domains.tau2_banking_knowledge.discoverable import AGENT_TOOLS, USER_TOOLS
+    from pytest_tau2.domains.tau2_banking_knowledge.user_tools import USER_TOOL_CLASSES
+
+_EXPORTS = {
+    "BASE_AGENT_TOOLS": "pytest_tau2.domains.tau2_banking_knowledge.agent_tools",
+    "read_db": "pytest_tau2.domains.tau2_banking_knowledge.db",
+    "AGENT_TOOLS": "pytest_tau2.domains.tau2_banking_knowledge.discoverable",
+    "USER_TOOLS": "pytest_tau2.domains.tau2_banking_knowledge.discoverable",
+    "USER_TOOL_CLASSES": "pytest_tau2.domains.tau2_banking_knowledge.user_tools",
+}
+"""What the package exports, by the module that defines it: imported on first use, so that
+importing a light module of the package (its ``options``, read at every pytest start) stays cheap."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    for side_effect in (
+        "disc_accounts",
+        "disc_cards",
+        "disc_credit",
+        "disc_debit",
+    ):  # the discoverable tools register themselves
+        importlib.import_module(f"{__name__}.{side_effect}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["AGENT_TOOLS", "BASE_AGENT_TOOLS", "USER_TOOLS", "USER_TOOL_CLASSES", "read_db"]

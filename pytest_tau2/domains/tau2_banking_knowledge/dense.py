@@ -20,6 +20,7 @@ are recorded in the scenario's cassette like completions.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import os
@@ -31,9 +32,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_tau2.domains.tau2_banking_knowledge.documents import Document, documents
+from pytest_tau2.domains.tau2_banking_knowledge.section import BankingSettings, banking_settings
 from pytest_tau2.llm.cassette import CassetteMissError, reply_changing_args
 from pytest_tau2.llm.config import ModelConfig
 from pytest_tau2.llm.scope import ModelScope, current, run_sync
+from pytest_tau2.settings import Settings
 
 if TYPE_CHECKING:
     import numpy as np
@@ -62,29 +65,21 @@ EMBEDDERS = {
 }
 
 
-def _settings(scope: ModelScope | None, name: str) -> str | None:
-    value = getattr(scope.settings, name, None) if scope is not None else None
-    return value if isinstance(value, str) and value else None
+def _banking(scope: ModelScope | None) -> BankingSettings:
+    """The run's banking options (the defaults outside a run)."""
+    settings = scope.settings if scope is not None else None
+    return banking_settings(settings) if isinstance(settings, Settings) else BankingSettings()
 
 
 def embedding_config(embedder: Embedder, scope: ModelScope | None) -> ModelConfig:
-    config = ModelConfig.from_option(
-        _settings(scope, "embedding_model") or embedder.model,
-        _settings(scope, "embedding_args"),
-        option_name="--tau2-embedding-args",
-    )
-    assert config is not None
-    return config
+    """``--tau2-embedding-model`` (else the configuration's model) with ``--tau2-embedding-args``."""
+    return _banking(scope).embedding_role(embedder.model).config
 
 
 def reranker_config(scope: ModelScope | None) -> ModelConfig:
-    config = ModelConfig.from_option(
-        _settings(scope, "reranker_model") or RERANKER_MODEL, _settings(scope, "reranker_args"),
-        option_name="--tau2-reranker-args",
-    )  # fmt: skip
-    assert config is not None
+    config = _banking(scope).reranker_role(RERANKER_MODEL).config
     if "gpt-5" in config.model and "reasoning_effort" not in config.args:
-        config = ModelConfig(config.model, {**config.args, "reasoning_effort": "low"})  # upstream's for gpt-5
+        config = dataclasses.replace(config, args={**config.args, "reasoning_effort": "low"})  # upstream's for gpt-5
     return config
 
 
@@ -140,7 +135,8 @@ def _write_store(path: Path, vectors: dict[str, np.ndarray]) -> None:
 def _cassette_copy(scope: ModelScope | None, key: str) -> Path | None:
     if scope is None or scope.cassette is None:
         return None
-    directory = _settings(scope, "cassette_dir") or "cassettes"
+    settings = scope.settings
+    directory = (settings.cassette_dir if isinstance(settings, Settings) else None) or "cassettes"
     return Path(directory) / "tau2_banking_knowledge" / f"embeddings-{key}.npz"
 
 

@@ -20,6 +20,7 @@ from pytest_tau2.conversation.protocol import STOP_TOKENS
 from pytest_tau2.domains.tau2_banking_knowledge import disc_accounts, disc_cards, disc_credit, disc_debit  # noqa: F401
 from pytest_tau2.domains.tau2_banking_knowledge.agent_tools import ALLOWLIST, BASE_AGENT_TOOLS, NAMESPACE, UNLOCKED
 from pytest_tau2.domains.tau2_banking_knowledge.db import BankDB, read_db
+from pytest_tau2.domains.tau2_banking_knowledge.options import BANKING
 from pytest_tau2.domains.tau2_banking_knowledge.retrieval import ALIASES, CONFIGS, agent_prompt, check_retrieval
 from pytest_tau2.domains.tau2_banking_knowledge.user_tools import USER_NAMESPACE, USER_TOOL_CLASSES
 from pytest_tau2.domains.tau2_common import prompts
@@ -85,7 +86,8 @@ class Tau2BankingKnowledgeBaseScenario(Tau2BaseScenario):
 
     def bind(self, settings: Settings) -> Tau2BankingKnowledgeBaseScenario:
         super().bind(settings)
-        name = ALIASES.get(getattr(settings, "retrieval", "bm25"), getattr(settings, "retrieval", "bm25"))
+        given = BANKING.of(settings).retrieval
+        name = ALIASES.get(given, given)
         problem = check_retrieval(name)
         if problem is not None:
             raise SettingsError(problem)
@@ -95,7 +97,7 @@ class Tau2BankingKnowledgeBaseScenario(Tau2BaseScenario):
 
     def data_pin(self, settings: Settings) -> JSONObject | None:
         pin = super().data_pin(settings) or {}
-        return {**pin, "retrieval": getattr(settings, "retrieval", "bm25")}
+        return {**pin, "retrieval": BANKING.of(settings).retrieval}
 
     @cached_property
     def task(self) -> Tau2Task:

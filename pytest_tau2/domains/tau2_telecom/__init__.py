@@ -14,28 +14,64 @@ successful call. Modules:
 
 from __future__ import annotations
 
-from pytest_tau2.domains.tau2_telecom.db import read_db, read_user_db
-from pytest_tau2.domains.tau2_telecom.functions import (
-    AGENT_FUNCTIONS,
-    USER_FUNCTIONS,
-    UnknownFunctionError,
-    run_function,
-)
-from pytest_tau2.domains.tau2_telecom.predicates import DOMAIN
-from pytest_tau2.domains.tau2_telecom.sync import sync_state
-from pytest_tau2.domains.tau2_telecom.tools import (
-    ACTION_NAME_TO_TOOL,
-    AGENT_TOOL_CLASSES,
-    NAMESPACE,
-    TOOL_CLASSES,
-    TelecomTool,
-)
-from pytest_tau2.domains.tau2_telecom.user_tools import (
-    USER_ACTION_NAME_TO_TOOL,
-    USER_NAMESPACE,
-    USER_TOOL_CLASSES,
-    TelecomUserTool,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_tau2.domains.tau2_telecom.db import read_db, read_user_db
+    from pytest_tau2.domains.tau2_telecom.functions import (
+        AGENT_FUNCTIONS,
+        USER_FUNCTIONS,
+        UnknownFunctionError,
+        run_function,
+    )
+    from pytest_tau2.domains.tau2_telecom.predicates import DOMAIN
+    from pytest_tau2.domains.tau2_telecom.sync import sync_state
+    from pytest_tau2.domains.tau2_telecom.tools import (
+        ACTION_NAME_TO_TOOL,
+        AGENT_TOOL_CLASSES,
+        NAMESPACE,
+        TOOL_CLASSES,
+        TelecomTool,
+    )
+    from pytest_tau2.domains.tau2_telecom.user_tools import (
+        USER_ACTION_NAME_TO_TOOL,
+        USER_NAMESPACE,
+        USER_TOOL_CLASSES,
+        TelecomUserTool,
+    )
+
+_EXPORTS = {
+    "read_db": "pytest_tau2.domains.tau2_telecom.db",
+    "read_user_db": "pytest_tau2.domains.tau2_telecom.db",
+    "AGENT_FUNCTIONS": "pytest_tau2.domains.tau2_telecom.functions",
+    "USER_FUNCTIONS": "pytest_tau2.domains.tau2_telecom.functions",
+    "UnknownFunctionError": "pytest_tau2.domains.tau2_telecom.functions",
+    "run_function": "pytest_tau2.domains.tau2_telecom.functions",
+    "DOMAIN": "pytest_tau2.domains.tau2_telecom.predicates",
+    "sync_state": "pytest_tau2.domains.tau2_telecom.sync",
+    "ACTION_NAME_TO_TOOL": "pytest_tau2.domains.tau2_telecom.tools",
+    "AGENT_TOOL_CLASSES": "pytest_tau2.domains.tau2_telecom.tools",
+    "NAMESPACE": "pytest_tau2.domains.tau2_telecom.tools",
+    "TOOL_CLASSES": "pytest_tau2.domains.tau2_telecom.tools",
+    "TelecomTool": "pytest_tau2.domains.tau2_telecom.tools",
+    "USER_ACTION_NAME_TO_TOOL": "pytest_tau2.domains.tau2_telecom.user_tools",
+    "USER_NAMESPACE": "pytest_tau2.domains.tau2_telecom.user_tools",
+    "USER_TOOL_CLASSES": "pytest_tau2.domains.tau2_telecom.user_tools",
+    "TelecomUserTool": "pytest_tau2.domains.tau2_telecom.user_tools",
+}
+"""What the package exports, by the module that defines it: imported on first use, so that
+importing a light module of the package (its ``options``, read at every pytest start) stays cheap."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ACTION_NAME_TO_TOOL",
