@@ -226,7 +226,7 @@ MIDDLE = (
     "infrastructure_error", "agent_turns", "duration_s", "conversation_duration_s", "tool_errors", "resumed",
 )  # fmt: skip
 """After the signal values; then the evidence fields, then the details fields (table order)."""
-TAIL = ("checks", "token_usage", "recording", "agent", "user", "models", "data_pin", "labels")
+TAIL = ("first_divergence", "checks", "token_usage", "recording", "agent", "user", "models", "data_pin", "labels")
 
 
 class ScenarioRecord(Part):
@@ -302,16 +302,15 @@ class ScenarioRecord(Part):
         description="Wall-clock seconds of the whole scenario: seeding, gold replay, conversation, scoring.",
         json_schema_extra={"minimum": 0},
     )
-    conversation_duration_s: float = Field(
-        0.0, description="Wall-clock seconds of the conversation alone.", json_schema_extra={"minimum": 0}
-    )
-    tool_errors: int = Field(
-        0, description="Tool calls that returned an error result (both sides).", json_schema_extra={"minimum": 0}
-    )
+    conversation_duration_s: float = Field(0.0, description="Wall-clock seconds of the conversation alone.", ge=0)
+    tool_errors: int = Field(0, description="Tool calls that returned an error result (both sides).", ge=0)
     resumed: bool = Field(
-        False,
-        description="True when --tau2-resume read this result back from the saved run instead of running the "
-        "scenario again.",
+        False, description="True when --tau2-resume read this result back from the saved run instead of running it."
+    )
+    first_divergence: dict[str, JsonValue] | None = Field(
+        None,
+        description="A failed scenario's first step off every gold path (docs/review.md); null when it passed, has no "
+        "gold actions, or every write followed the gold.",
     )
     checks: list[Check] = Field(
         default_factory=list,
