@@ -80,6 +80,14 @@ def _html(run: RunFiles) -> None:
     write_report([run.results_dir], run.results_dir / "report.html")
 
 
+def _failure_modes(run: RunFiles) -> None:
+    from pytest_tau2.report import failure_modes  # written when some trial failed on the agent
+
+    found = failure_modes.document(run.records)
+    if found["failed_trials"]:
+        files.write_json(run.results_dir / "failure_modes.json", found)
+
+
 def _upstream_differences(run: RunFiles) -> None:
     from pytest_tau2.report import upstream_diff  # writes only for a replay of upstream runs
 
@@ -90,6 +98,7 @@ for _view in (
     RunView("all_metrics.json", _all_metrics, required=True),
     RunView("all_summary.txt", _summary, required=True),
     RunView("report.html", _html),
+    RunView("failure_modes.json", _failure_modes),
     RunView("upstream_differences.json", _upstream_differences),
 ):
     register_report_view(_view)

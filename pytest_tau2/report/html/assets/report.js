@@ -277,6 +277,7 @@
       .filter(Boolean).map((t) => `<span class="tag">${esc(t)}</span>`).join("");
     let out = `<p>${tags}</p>`;
     if (m.infrastructure_error) out += `<div class="alert"><b>Infrastructure error</b> (not the agent's fault)<pre>${esc(m.infrastructure_error)}</pre></div>`;
+    if (m.first_divergence) out += divergence(m.first_divergence);
     out += '<div class="facts">' +
       fact("Outcome", badge(cell.o)) +
       fact("Stop reason", esc(m.stop_reason)) +
@@ -300,6 +301,17 @@
     if (labels.behavior_config != null || labels.voice_config != null) out += `<div class="block"><h3>Persona labels</h3><pre>${esc(json(labels))}</pre></div>`;
     out += `<div class="block files"><h3>Raw files</h3>${(d.files || []).map(([name, href]) => `<a href="${esc(href)}">${esc(name)}</a>`).join("") || '<span class="muted">folder not found</span>'}</div>`;
     return out;
+  }
+
+  // where a failed conversation first left the gold (scoring/divergence.py), its argument diff
+  function divergence(f) {
+    const diff = Object.entries(f.argument_diff || {});
+    const rows = diff.map(([name, v]) => `<tr><td><code>${esc(name)}</code></td><td><code class="diff-exp">${esc(JSON.stringify(v.expected))}</code></td>` +
+      `<td><code class="diff-act">${esc(JSON.stringify(v.found))}</code></td></tr>`).join("");
+    const table = rows ? `<table class="mini"><thead><tr><th>Argument</th><th>Gold</th><th>Called</th></tr></thead><tbody>${rows}</tbody></table>` : "";
+    return `<div class="block divergence" data-kind="${esc(f.kind)}"><h3>First divergence from gold</h3>` +
+      `<p><span class="tag">${esc(String(f.kind).replace(/_/g, " "))}</span> <code>${esc(f.tool)}</code>` +
+      `${f.turn_idx != null ? ` at turn #${esc(f.turn_idx)}` : ""}</p><p>${esc(f.summary)}</p>${table}</div>`;
   }
 
   // ---------------------------------------------------------------- the signals' values
