@@ -266,7 +266,7 @@ class Reviewer:
                 retry=self.retry,
                 usage=self.usage,
                 side="review",
-                cassette=self.cassette,  # type: ignore[arg-type]
+                cassette=self.cassette,
             )
         except InfrastructureError as exc:
             raise ReviewError(
