@@ -154,7 +154,7 @@ MIDDLE = (
     "infrastructure_error", "agent_turns", "duration_s", "conversation_duration_s", "tool_errors", "resumed",
 )  # fmt: skip
 """After the signal values; then the evidence fields, then the details fields (table order)."""
-TAIL = ("first_divergence", "checks", "token_usage", "recording", "agent", "user", "models", "data_pin", "labels")
+TAIL = ("first_divergence", "review", "checks", "token_usage", "recording", "agent", "user", "models", "data_pin", "labels")
 
 
 class ScenarioRecord(Part):
@@ -239,6 +239,11 @@ class ScenarioRecord(Part):
         None,
         description="A failed scenario's first step off every gold path (docs/review.md); null when it passed, has no "
         "gold actions, or every write followed the gold.",
+    )
+    review: dict[str, JsonValue] | None = Field(
+        None,
+        description="A model's review of the conversation's agent and user-simulator errors (pytest-tau2 review, "
+        "--tau2-review; docs/review.md); null when it was not reviewed. Never changes the verdict.",
     )
     checks: list[Check] = Field(
         default_factory=list,

@@ -51,6 +51,8 @@ class ScenarioOutcome:
     """``initialization`` (applied actions with results) and, for a remote agent, ``remote``."""
     first_divergence: Divergence | None = None
     """Where a failed conversation first left the gold trajectory (scoring/divergence.py)."""
+    review: dict[str, Any] | None = None
+    """A model's review of the conversation (``--tau2-review``: scoring/review.py), as metrics.json holds it."""
 
     @property
     def infrastructure_error(self) -> BaseException | None:

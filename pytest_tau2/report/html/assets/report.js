@@ -278,6 +278,7 @@
     let out = `<p>${tags}</p>`;
     if (m.infrastructure_error) out += `<div class="alert"><b>Infrastructure error</b> (not the agent's fault)<pre>${esc(m.infrastructure_error)}</pre></div>`;
     if (m.first_divergence) out += divergence(m.first_divergence);
+    if (m.review) out += review(m.review);
     out += '<div class="facts">' +
       fact("Outcome", badge(cell.o)) +
       fact("Stop reason", esc(m.stop_reason)) +
@@ -312,6 +313,19 @@
     return `<div class="block divergence" data-kind="${esc(f.kind)}"><h3>First divergence from gold</h3>` +
       `<p><span class="tag">${esc(String(f.kind).replace(/_/g, " "))}</span> <code>${esc(f.tool)}</code>` +
       `${f.turn_idx != null ? ` at turn #${esc(f.turn_idx)}` : ""}</p><p>${esc(f.summary)}</p>${table}</div>`;
+  }
+
+  // a model's review of the conversation (pytest-tau2 review): each error, whose, how bad, where
+  function review(r) {
+    if (r.error) return `<div class="block review"><h3>Review</h3><p class="muted">No review: ${esc(r.error)}</p></div>`;
+    const errors = r.errors || [];
+    const rows = errors.map((e) => `<tr data-source="${esc(e.source)}"><td>${esc(e.source)}</td><td><span class="tag">${esc(e.severity)}</span></td>` +
+      `<td>#${esc(e.turn_idx)}</td><td>${esc((e.error_tags || []).join(", "))}</td><td class="reason">${e.quote ? `<q>${esc(e.quote)}</q> ` : ""}${esc(e.reasoning)}` +
+      `${e.reviewer ? ` <span class="muted">(${esc(e.reviewer)})</span>` : ""}</td></tr>`).join("");
+    const flag = r.critical_user_error ? '<span class="tag disagree">critical user-simulator error</span> ' : "";
+    return `<div class="block review"><h3>Review <span class="muted">(${esc((r.reviewers || []).join(", "))}, ${esc(r.mode)})</span></h3>` +
+      `<p>${flag}${esc(r.summary || "")}</p>` + (rows ? '<table class="verdicts"><thead><tr><th>Whose</th><th>Severity</th><th>Turn</th><th>Tags</th><th>What</th></tr></thead>' +
+      `<tbody>${rows}</tbody></table>` : '<p class="muted">No error found.</p>') + "</div>";
   }
 
   // ---------------------------------------------------------------- the signals' values
