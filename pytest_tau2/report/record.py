@@ -154,7 +154,9 @@ MIDDLE = (
     "infrastructure_error", "agent_turns", "duration_s", "conversation_duration_s", "tool_errors", "resumed",
 )  # fmt: skip
 """After the signal values; then the evidence fields, then the details fields (table order)."""
-TAIL = ("first_divergence", "review", "checks", "token_usage", "recording", "agent", "user", "models", "data_pin", "labels")
+TAIL = (
+    "first_divergence", "review", "checks", "token_usage", "recording", "agent", "user", "models", "data_pin", "labels",
+)  # fmt: skip
 
 
 class ScenarioRecord(Part):
