@@ -93,7 +93,7 @@ def summary_lines(records: Sequence[ScenarioRecord]) -> list[str]:
         lines.append(f"  {c.unreadable} reviews unreadable or not made (their review.json says why)")
     lines.append(
         f"  critical user-simulator error in {c.failed_critical_user} of {c.failed_reviewed} reviewed failures"
-        f" ({c.critical_user} reviewed trials in all)"
+        f" ({c.critical_user} of {c.reviewed} reviewed trials in all)"
     )
     lines.append(
         f"  success rate {_rate(c.passed, c.scored)} with every trial; {_rate(c.passed_without, c.scored_without)} "
