@@ -117,6 +117,8 @@ def user_kind(settings: Settings) -> tuple[ParticipantKind, str | None]:
 
 def validate_settings(settings: Settings) -> None:
     """Refuse impossible combinations up front, naming the option (:class:`SettingsError`)."""
+    if settings.review and not ((settings.review_model or "").strip() or judge_models(settings)):
+        raise SettingsError("--tau2-review needs a model: give --tau2-review-model MODEL (or a --tau2-judge-model)")
     for side, spec in (("agent", settings.agent_kind), ("user", settings.user_kind)):
         kind, argument = lookup(side, spec)  # type: ignore[arg-type]
         if kind.model_side and not getattr(settings, f"{kind.model_side}_model"):
@@ -156,7 +158,12 @@ def validate_settings(settings: Settings) -> None:
 
 def uses_llm(settings: Settings) -> bool:
     """True when any side of this run calls a model through litellm."""
-    return bool(agent_kind(settings)[0].model_side or user_kind(settings)[0].model_side or judge_models(settings))
+    return bool(
+        agent_kind(settings)[0].model_side
+        or user_kind(settings)[0].model_side
+        or judge_models(settings)
+        or settings.review
+    )
 
 
 def litellm_needed(settings: Settings) -> bool:

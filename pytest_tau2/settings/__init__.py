@@ -31,6 +31,10 @@ class Settings:
     judge_model: str | None = None
     judge_args: str | None = None
     judge_prompt: str = "ours"
+    review: bool = False
+    review_model: str | None = None
+    review_args: str | None = None
+    review_mode: str = "full"
     agent_url: str | None = None
     agent_timeout: float = 120.0
     data_dir: str | None = None
@@ -114,7 +118,14 @@ class Settings:
         """The credentials this run was given: model arguments' keys and URL passwords (for redaction)."""
         found = [
             value
-            for text in (self.agent_args, self.user_args, self.judge_args, self.embedding_args, self.reranker_args)
+            for text in (
+                self.agent_args,
+                self.user_args,
+                self.judge_args,
+                self.review_args,
+                self.embedding_args,
+                self.reranker_args,
+            )
             for value in secrets_in_json(text)
         ]
         found += [value for _, value in secret_items({"agent_url": self.agent_url or "", "extra": self.extra})]
@@ -202,6 +213,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "junit_properties": ("suite", "testcase", "none"),
     "fail_under_bound": ("estimate", "lower"),
     "judge_prompt": ("ours", "upstream"),
+    "review_mode": ("full", "user"),
 }
 
 # Options that are a share or a level: strictly between 0 and 1 (fail_under: 0 and 1 allowed).

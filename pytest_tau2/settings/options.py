@@ -91,6 +91,23 @@ OPTIONS: tuple[Option, ...] = (
         "docs/rescoring.md).",
         "ours",
     ),
+    Option(
+        "review",
+        "Review each failed trial with a model as soon as it is scored (agent and user-simulator errors, "
+        "written into its record; never changes the verdict): --tau2-review-model, else the judge model "
+        "(docs/review.md).",
+        False,
+        "bool",
+    ),
+    Option(
+        "review_model",
+        "litellm model string of the reviewer (--tau2-review; pytest-tau2 review). Several: a jury (repeat the "
+        "flag or separate with commas).",
+        None,
+        repeatable=True,
+    ),
+    Option("review_args", "JSON object of litellm arguments for the reviewer (every reviewer).", None),
+    Option("review_mode", "What a review looks for: full (agent and user errors) or user (docs/review.md).", "full"),
     Option("agent_url", "ws:// URL of an external agent bot speaking the pytest-tau2 protocol.", None),
     Option(
         "agent_timeout",

@@ -142,3 +142,28 @@ def test_a_jury_of_reviewers_and_a_reviewer_that_cannot_be_called(saved_run: Pat
     assert denied.returncode == 2
     assert "stopped: the reviewer 'openai/denied' could not be called" in denied.stderr
     assert "sk-test" not in denied.stderr + denied.stdout
+
+
+def test_a_run_with_tau2_review_reviews_each_failure_as_it_is_scored(project: Project) -> None:
+    with FakeOpenAIServer() as server:
+        server.add_handler("reviewer", reviewer)
+        args = json.dumps({"api_base": server.base_url, "api_key": "sk-test"})
+        project.lab(SCENARIOS)
+        run = project.run("-k", "right or well_formed or refusing", "--tau2-review",
+                          "--tau2-review-model", "openai/reviewer", "--tau2-review-args", args)  # fmt: skip
+        assert len(server.requests_for("reviewer")) == 2  # the two failures; a passing trial is not reviewed
+    assert run.items() == {"lab__refusing": "FAILED", "lab__right": "PASSED", "lab__well_formed": "FAILED"}
+    reviewed = run.metrics("lab__well_formed")["review"]
+    assert reviewed["critical_user_error"] is True and reviewed["reviewers"] == ["openai/reviewer"]
+    assert run.metrics("lab__well_formed")["token_usage"]["review"]["calls"] == 1
+    refused = run.metrics("lab__refusing")["review"]
+    assert "gave no readable review" in refused["error"]  # recorded; the item's outcome is its own
+    assert run.metrics("lab__right")["review"] is None
+    assert "critical user-simulator error in 1 of 1 reviewed failures" in run.summary()
+    assert "1 reviews unreadable or not made" in run.summary()
+
+
+def test_tau2_review_without_a_model_is_a_usage_error(project: Project) -> None:
+    run = project.lab(SCENARIOS).run("--tau2-review")
+    assert run.result.ret == 4
+    assert "--tau2-review needs a model" in run.stderr
