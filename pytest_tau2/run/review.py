@@ -24,14 +24,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_tau2.errors import SettingsError, Tau2Error
-from pytest_tau2.llm.config import ModelConfig, RetryPolicy
+from pytest_tau2.errors import Tau2Error
+from pytest_tau2.llm.config import RetryPolicy
 from pytest_tau2.llm.usage import UsageMeter
 from pytest_tau2.report import failure_modes, files, reviews
 from pytest_tau2.report.merge import MergeError, ShardFolder, read_folder
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.run_record import RunMetrics
 from pytest_tau2.report.views import VIEWS, RunFiles, write_views
+from pytest_tau2.run.judges import judge_labels
+from pytest_tau2.run.reviewing import configs_for
 from pytest_tau2.scoring.review import MODES, Reviewer, ReviewError, ReviewInput, ReviewMode
 
 REVIEW_FILE = "review.json"
@@ -87,30 +89,6 @@ def _literal(value: object) -> object:
         return ast.literal_eval(value)  # literals only: a results folder is data, never code
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return None
-
-
-def reviewer_configs(models: Sequence[str], args: str | None) -> list[ModelConfig]:
-    names = [part.strip() for raw in models for part in raw.split(",")]
-    if not names or any(not name for name in names):
-        raise SettingsError("--tau2-review-model: give one model or several (A,B,C, or the flag repeated)")
-    configs = []
-    for name in names:
-        try:
-            config = ModelConfig.from_option(name, args, option_name="--tau2-review-args")
-        except ValueError as exc:
-            raise SettingsError(str(exc)) from None
-        if config is not None:
-            configs.append(config)
-    return configs
-
-
-def labels_of(configs: Sequence[ModelConfig]) -> list[str]:
-    seen: dict[str, int] = {}
-    labels = []
-    for config in configs:
-        seen[config.model] = seen.get(config.model, 0) + 1
-        labels.append(config.model if seen[config.model] == 1 else f"{config.model}#{seen[config.model]}")
-    return labels
 
 
 async def _review_all(
@@ -181,8 +159,8 @@ def review_folder(
         folder = read_folder(source)
     except MergeError as exc:
         raise ReviewCommandError(str(exc)) from None
-    configs = reviewer_configs(models, args)
-    labels = labels_of(configs)
+    configs = configs_for(",".join(models), args)
+    labels = judge_labels(configs)
     done = Reviewed(source)
     chosen = [r for r in folder.metrics if everything or failure_modes.failed(r)]
     done.skipped = len(folder.metrics) - len(chosen)

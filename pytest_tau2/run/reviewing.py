@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from pytest_tau2.errors import SettingsError
 from pytest_tau2.llm.config import ModelConfig, RetryPolicy
 from pytest_tau2.llm.usage import UsageMeter
-from pytest_tau2.run.judges import judge_configs
+from pytest_tau2.run.judges import judge_configs, judge_labels
 from pytest_tau2.scoring.review import Reviewer, ReviewError, ReviewInput, ReviewMode
 from pytest_tau2.settings import Settings
 
@@ -22,34 +22,29 @@ if TYPE_CHECKING:
     from pytest_tau2.run.outcome import ScenarioOutcome
 
 
+def configs_for(models: str, args: str | None) -> list[ModelConfig]:
+    """One config per reviewing model (``A,B``: a jury); SettingsError naming the option when one is off."""
+    configs = []
+    for name in (part.strip() for part in models.split(",")):
+        if not name:
+            raise SettingsError(f"--tau2-review-model {models!r}: an empty model name between commas")
+        try:
+            config = ModelConfig.from_option(name, args, option_name="--tau2-review-args")
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from None
+        if config is not None:
+            configs.append(config)
+    return configs
+
+
 def reviewer_configs(settings: Settings) -> list[ModelConfig]:
     """The reviewing models: --tau2-review-model, else the judge's; SettingsError when there is none."""
-    raw = settings.review_model
-    if raw and raw.strip():
-        configs = []
-        for name in (part.strip() for part in raw.split(",")):
-            if not name:
-                raise SettingsError(f"--tau2-review-model {raw!r}: an empty model name between commas")
-            try:
-                config = ModelConfig.from_option(name, settings.review_args, option_name="--tau2-review-args")
-            except ValueError as exc:
-                raise SettingsError(str(exc)) from None
-            if config is not None:
-                configs.append(config)
-        return configs
+    if settings.review_model and settings.review_model.strip():
+        return configs_for(settings.review_model, settings.review_args)
     configs = judge_configs(settings)
     if not configs:
         raise SettingsError("--tau2-review needs a model: give --tau2-review-model (or a --tau2-judge-model)")
     return configs
-
-
-def labels(configs: list[ModelConfig]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for config in configs:
-        seen[config.model] = seen.get(config.model, 0) + 1
-        out.append(config.model if seen[config.model] == 1 else f"{config.model}#{seen[config.model]}")
-    return out
 
 
 def review_wanted(settings: Settings, outcome: ScenarioOutcome) -> bool:
@@ -80,7 +75,7 @@ async def review_outcome(
         outcome=f"is_successful: {outcome.is_successful}; failed signals: {failed}; stop reason: "
         f"{outcome.conversation.stop_reason}" + (f"; first divergence from gold: {divergence}" if divergence else ""),
     )
-    names = labels(configs)
+    names = judge_labels(configs)
     reviewer = Reviewer(configs, names, retry, usage, mode, cassette)
     try:
         outcome.review = (await reviewer.review(item)).to_dict()
