@@ -5,7 +5,7 @@ A failed trial (is_successful false, no infrastructure error) belongs to one gro
 1. its first divergence from gold (``first_divergence.group``: kind, tool and the arguments that
    differ, e.g. ``wrong_arguments:cancel_pending_order(reason)``), when it has one;
 2. else, when a review found a critical error (``review``: pytest-tau2 review), the first critical
-   error's side and type (``review:agent:<type>``);
+   error's side and first tag (``review:agent:<tag>``, the agent's before the user's);
 3. else what failed: ``signals:<the failed signals>`` (the writes followed the gold: what the
    agent said, an NL assertion, how the call ended), or ``stalled``.
 
@@ -78,13 +78,17 @@ def mode_of(record: ScenarioRecord) -> tuple[str, str] | None:
 
 
 def _critical_review_error(record: ScenarioRecord) -> tuple[str, str] | None:
+    """The side and first tag of the review's first critical error (the agent's before the user's)."""
     review = record.detail("review")
-    if not isinstance(review, Mapping):
-        return None
+    errors = review.get("errors") if isinstance(review, Mapping) else None
+    critical = [
+        e for e in errors if isinstance(e, Mapping) and str(e.get("severity", "")).startswith("critical")
+    ] if isinstance(errors, list) else []  # fmt: skip
     for side in ("agent", "user"):
-        for error in review.get(f"{side}_errors") or []:
-            if isinstance(error, Mapping) and str(error.get("severity", "")).startswith("critical"):
-                return side, str(error.get("error_type") or "unspecified")
+        for error in critical:
+            if error.get("source") == side:
+                tags = error.get("error_tags")
+                return side, str(tags[0]) if isinstance(tags, list) and tags else "other"
     return None
 
 
