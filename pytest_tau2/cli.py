@@ -14,6 +14,7 @@ USAGE = """usage: pytest-tau2 data {fetch,verify} [...]   download or check the 
        pytest-tau2 merge DIR [DIR ...] --into DIR   one results folder from a sharded run's folders
        pytest-tau2 compare A B [--json FILE] [--intersect] [--power P --delta D]   is B better than A?
        pytest-tau2 rescore DIR --into NEW [--tau2-judge-model M ...] [--tau2-verdict V]   score saved runs again
+       pytest-tau2 review DIR --tau2-review-model M [--all]   a model reviews agent and user-simulator errors
        pytest-tau2 estimate [pytest args]       calls, tokens and cost of the selected sweep; runs nothing
        pytest-tau2 mcp-bridge [URL]             stdio MCP server forwarding to a scenario's endpoint (docs/mcp.md)
        pytest-tau2 export DIR --format tau2 --into OUT [--partial]   tau2-bench Results files + draft submission.json
@@ -51,6 +52,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_tau2.run.rescore import main as rescore_main
 
         return rescore_main(args[1:], prog="pytest-tau2 rescore")
+    if command == "review":
+        from pytest_tau2.run.review import main as review_main
+
+        return review_main(args[1:], prog="pytest-tau2 review")
     if command == "estimate":
         from pytest_tau2.plugin.estimating import main as estimate_main
 

@@ -67,6 +67,11 @@ class Environment:
     def has_tool(self, name: str) -> bool:
         return name in self._by_name
 
+    def writes(self, name: str) -> bool:
+        """Whether the tool called ``name`` may change the state (unknown names: no)."""
+        tool = self._by_name.get(name)
+        return tool is not None and tool.mutates_state
+
     def call(self, name: str, arguments: Mapping[str, JSONValue] | str | None) -> ToolResult:
         """Run one tool call; every failure becomes an error result (and is counted)."""
         tool = self._by_name.get(name)

@@ -306,12 +306,14 @@ def test_scenario(tau2_outcome: Any, tau2_settings: Settings, request: pytest.Fi
         gating: tuple[str, ...] = tuple(m.success_signals)
         stalled, turns, verdict = m.stalled, m.agent_turns, m.is_successful
         breakdown = m.success_breakdown.model_dump()
+        divergence = str((m.first_divergence or {}).get("summary") or "")
     else:
         outcome = tau2_outcome
         checks = [(c.id, c.signal, c.passed, c.message) for c in outcome.checks]
         gating = tuple(outcome.scenario.success_signals)
         stalled, turns, verdict = outcome.stalled, outcome.conversation.agent_turns, outcome.is_successful
         breakdown = outcome.verdict.breakdown()
+        divergence = outcome.first_divergence.summary() if outcome.first_divergence is not None else ""
     # Excluded signals are saved in metrics.json, never gate: only the gating checks are sub-results.
     gated = [SubResult(check_id, passed, message) for check_id, signal, passed, message in checks if signal in gating]
     # Not pytest subtests: each of those is a test report of its own, which pytest's counts, -x,
@@ -319,11 +321,12 @@ def test_scenario(tau2_outcome: Any, tau2_settings: Settings, request: pytest.Fi
     # a test. The call report carries them instead (reporting.py shows and counts them).
     request.node.stash[SUBRESULTS_KEY] = gated
     stall = f"stalled: {turns} agent turns, fewer than --tau2-min-agent-turns {tau2_settings.min_agent_turns}"
+    where = [f"first divergence from gold: {divergence}"] if divergence else []
     if any(result.passed is False for result in gated):
         # The item fails naming every sub-result, with the full message of each failed one.
-        pytest.fail(subresults.failure_text(gated, *([stall] if stalled else [])), pytrace=False)
+        pytest.fail(subresults.failure_text(gated, *([stall] if stalled else []), *where), pytrace=False)
     if stalled:
-        pytest.fail(stall, pytrace=False)
+        pytest.fail("\n".join([stall, *where]), pytrace=False)
     if verdict == "N/A":
         pytest.skip("no applicable success signal: " + ", ".join(breakdown["not_applicable"]))
     if verdict is not True and not breakdown["failed"]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_tau2.errors import Tau2Error
-from pytest_tau2.report import null_baseline
+from pytest_tau2.report import failure_modes, null_baseline, reviews
 from pytest_tau2.report.compare import ScopeComparison, apply_holm, compare_scope, natural, power_text
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.scenario.trial_ids import split_trial_id
@@ -109,6 +109,8 @@ class Comparison:
             for domain in self.domains:
                 out.append(f"  {domain.scope}: {domain.primary.line()}")
                 out += _scope_lines(domain, "    ", brief=True)
+        out += failure_modes.compare_lines(self.a.records, self.b.records)  # docs/review.md
+        out += reviews.compare_lines(self.a.records, self.b.records)
         return out
 
 

@@ -66,6 +66,8 @@ def build_record(
         "conversation_duration_s": round(outcome.conversation.duration_s, 4),
         "tool_errors": outcome.tool_errors,
         "resumed": False,
+        "first_divergence": outcome.first_divergence.to_dict() if outcome.first_divergence is not None else None,
+        "review": outcome.review,
         "checks": [
             {"id": c.id, "signal": str(c.signal), "passed": c.passed, "message": c.message} for c in outcome.checks
         ],

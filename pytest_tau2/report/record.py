@@ -39,62 +39,28 @@ import operator
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, ClassVar, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
+from pydantic import ConfigDict, Field, WithJsonSchema, create_model
 
 from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.report import subresults
+from pytest_tau2.report.record_base import LIMIT_STOP_REASONS as LIMIT_STOP_REASONS  # re-exported
+from pytest_tau2.report.record_base import RECORD_MODES as RECORD_MODES  # re-exported
+from pytest_tau2.report.record_base import (
+    STOP_REASONS,
+    JsonValue,
+    MetricNames,
+    Number,
+    SignalName,
+    marked,
+    ref,
+)
+from pytest_tau2.report.record_base import Part as Part  # re-exported
+from pytest_tau2.report.record_parts import DataPin, Labels, Recording
 from pytest_tau2.scenario.trial_ids import trial_id
 from pytest_tau2.scoring.signals import SignalSpec, signal_specs
 
 SCHEMA_VERSION = 1
 R = TypeVar("R", bound="ScenarioRecord")
-
-
-def ref(name: str) -> JSONObject:
-    """A JSON Schema reference to one of metrics.schema.json's ``$defs`` (made a ``$ref`` when the
-    schema is generated: pydantic resolves ``$ref`` values it did not make itself)."""
-    return {"x-ref": name}
-
-
-def marked(schema: object) -> object:
-    """A JSON Schema of the signal table with its ``$defs`` references as :func:`ref` marks."""
-    if isinstance(schema, Mapping):
-        target = schema.get("$ref")
-        if isinstance(target, str) and target.startswith("#/$defs/"):
-            return {**{k: marked(v) for k, v in schema.items() if k != "$ref"}, **ref(target.rsplit("/", 1)[-1])}
-        return {k: marked(v) for k, v in schema.items()}
-    if isinstance(schema, list):
-        return [marked(item) for item in schema]
-    return schema
-
-
-Number = Annotated[float | int, WithJsonSchema({"type": "number"})]
-"""A JSON number as written: an int stays an int, a float a float (a round trip keeps the text)."""
-SignalName = Annotated[str, WithJsonSchema(ref("signal"))]
-MetricNames = Annotated[list[str], WithJsonSchema(ref("metric_names"))]
-JsonValue = Annotated[object, WithJsonSchema(ref("json_value"))]
-"""A value kept as it came (pydantic checks nothing of it); its schema is ``$defs/json_value``."""
-STOP_REASONS = (
-    "exit", "transfer", "user_stop", "max_turns", "max_duration", "max_tokens", "max_cost", "max_messages",
-    "too_many_tool_errors", "user_max_steps", "error", "timeout",
-)  # fmt: skip
-"""conversation/loop.py's stop reasons; "timeout" is max_duration's name in results of earlier versions."""
-LIMIT_STOP_REASONS = frozenset({"max_turns", "max_duration", "max_tokens", "max_cost", "max_messages"})
-RECORD_MODES = ("none", "once", "new_episodes", "all")
-
-
-class Part(BaseModel):
-    """A part of a result file: unknown keys are kept (a newer version's), every field has a default."""
-
-    model_config = ConfigDict(
-        extra="allow",
-        json_schema_serialization_defaults_required=True,
-        json_schema_extra={"additionalProperties": False},
-    )
-
-    def document(self) -> dict[str, object]:
-        """Plain values of the keys that were set (a part read from a file keeps exactly its keys)."""
-        return self.model_dump(exclude_unset=True)
 
 
 class Check(Part):
@@ -150,44 +116,6 @@ class Breakdown(Part):
     )
 
 
-class Recording(Part):
-    """Record/replay of model calls for one scenario."""
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "additionalProperties": False,
-            "required": ["mode", "cassette", "replayed_calls", "recorded_calls"],  # not ``error``
-        }
-    )
-    mode: str = Field("", json_schema_extra={"enum": list(RECORD_MODES)})
-    cassette: str = Field("", json_schema_extra={"minLength": 1})
-    replayed_calls: int = Field(0, json_schema_extra={"minimum": 0})
-    recorded_calls: int = Field(0, json_schema_extra={"minimum": 0})
-    error: str | None = Field(
-        None,
-        description="Present when the cassette could not be written (a full or unwritable cassette folder): the "
-        "file and the reason. The scenario's result is saved and scored all the same.",
-        json_schema_extra={"type": "string"},
-    )
-
-
-class DataPin(Part):
-    """Provenance of the tau2 data a scenario read."""
-
-    model_config = ConfigDict(json_schema_extra={})  # open: a domain may say more
-    source: str | None = Field(None, json_schema_extra={"type": "string"})
-    commit: str | None = Field(None, json_schema_extra={"type": "string"})
-    pinned: bool | None = Field(None, json_schema_extra={"type": "boolean"})
-    data_dir: str | None = Field(None, json_schema_extra={"type": "string"})
-
-
-class Labels(Part):
-    """The user persona's labels, for slicing results."""
-
-    behavior_config: JsonValue = None
-    voice_config: JsonValue = None
-
-
 _MODEL = {
     "anyOf": [
         {"type": "null"},
@@ -226,7 +154,9 @@ MIDDLE = (
     "infrastructure_error", "agent_turns", "duration_s", "conversation_duration_s", "tool_errors", "resumed",
 )  # fmt: skip
 """After the signal values; then the evidence fields, then the details fields (table order)."""
-TAIL = ("checks", "token_usage", "recording", "agent", "user", "models", "data_pin", "labels")
+TAIL = (
+    "first_divergence", "review", "checks", "token_usage", "recording", "agent", "user", "models", "data_pin", "labels",
+)  # fmt: skip
 
 
 class ScenarioRecord(Part):
@@ -302,16 +232,20 @@ class ScenarioRecord(Part):
         description="Wall-clock seconds of the whole scenario: seeding, gold replay, conversation, scoring.",
         json_schema_extra={"minimum": 0},
     )
-    conversation_duration_s: float = Field(
-        0.0, description="Wall-clock seconds of the conversation alone.", json_schema_extra={"minimum": 0}
-    )
-    tool_errors: int = Field(
-        0, description="Tool calls that returned an error result (both sides).", json_schema_extra={"minimum": 0}
-    )
+    conversation_duration_s: float = Field(0.0, description="Wall-clock seconds of the conversation alone.", ge=0)
+    tool_errors: int = Field(0, description="Tool calls that returned an error result (both sides).", ge=0)
     resumed: bool = Field(
-        False,
-        description="True when --tau2-resume read this result back from the saved run instead of running the "
-        "scenario again.",
+        False, description="True when --tau2-resume read this result back from the saved run instead of running it."
+    )
+    first_divergence: dict[str, JsonValue] | None = Field(
+        None,
+        description="A failed scenario's first step off every gold path (docs/review.md); null when it passed, has no "
+        "gold actions, or every write followed the gold.",
+    )
+    review: dict[str, JsonValue] | None = Field(
+        None,
+        description="A model's review of the conversation's agent and user-simulator errors (pytest-tau2 review, "
+        "--tau2-review; docs/review.md); null when it was not reviewed. Never changes the verdict.",
     )
     checks: list[Check] = Field(
         default_factory=list,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_tau2.extension.registry import Registry
-from pytest_tau2.report import agreement, leaderboard, uncertainty
+from pytest_tau2.report import agreement, failure_modes, leaderboard, reviews, uncertainty
 from pytest_tau2.report.record import LIMIT_STOP_REASONS, ScenarioRecord, Usage, read_records
 from pytest_tau2.report.run_record import ErrorEntry
 from pytest_tau2.scoring.signals import signal_specs
@@ -178,6 +178,12 @@ def render(
         stalled = _rates(total.stalled_signals)
         lines.append(_stalled_line(total) + ("; their signals:" if stalled else ""))
         lines += stalled
+    modes = failure_modes.summary_lines(records)  # failed trials grouped by what went wrong (docs/review.md)
+    if modes:
+        lines += ["", *modes]
+    reviewed = reviews.summary_lines(records)  # critical user-simulator errors (docs/review.md)
+    if reviewed:
+        lines += ["", *reviewed]
     comparable = leaderboard.summary_lines(records, names)  # tau2 reward and pass^k (docs/leaderboard.md)
     if comparable:
         lines += ["", *comparable]

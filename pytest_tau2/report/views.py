@@ -81,9 +81,18 @@ def _html(run: RunFiles) -> None:
     write_report([run.results_dir], run.results_dir / "report.html")
 
 
+def _failure_modes(run: RunFiles) -> None:
+    from pytest_tau2.report import failure_modes  # written when some trial failed on the agent
+
+    found = failure_modes.document(run.records)
+    if found["failed_trials"]:
+        files.write_json(run.results_dir / "failure_modes.json", found)
+
+
 for _view in (
     RunView("all_metrics.json", _all_metrics, required=True),
     RunView("all_summary.txt", _summary, required=True),
     RunView("report.html", _html),
+    RunView("failure_modes.json", _failure_modes),
 ):
     register_report_view(_view)

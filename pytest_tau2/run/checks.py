@@ -10,6 +10,8 @@ from pytest_tau2.settings import Settings, check_sections
 
 def check_options(settings: Settings) -> None:
     """Refuse impossible settings up front, naming the option (:class:`SettingsError`)."""
+    if settings.review and not ((settings.review_model or "").strip() or settings.roles.judges):
+        raise SettingsError("--tau2-review needs a model: give --tau2-review-model MODEL (or a --tau2-judge-model)")
     for role in settings.roles.all() if settings.recording != "none" else ():  # replay-only: no provider called
         from pytest_tau2.llm.providers import provider_problem
 

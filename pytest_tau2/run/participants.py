@@ -128,7 +128,12 @@ def validate_settings(settings: Settings) -> None:
 
 def uses_llm(settings: Settings) -> bool:
     """True when any side of this run calls a model through litellm."""
-    return bool(agent_kind(settings)[0].model_side or user_kind(settings)[0].model_side or settings.roles.judges)
+    return bool(
+        agent_kind(settings)[0].model_side
+        or user_kind(settings)[0].model_side
+        or settings.roles.judges
+        or settings.review
+    )
 
 
 def litellm_needed(settings: Settings) -> bool:

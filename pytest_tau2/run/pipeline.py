@@ -17,12 +17,14 @@ from typing import Any, Protocol
 
 from pytest_tau2.conversation.loop import Conversation, ConversationResult, Limits, Spend
 from pytest_tau2.conversation.protocol import Participant
+from pytest_tau2.environment.env import Environment
 from pytest_tau2.errors import InfrastructureError, ScenarioDefinitionError
 from pytest_tau2.llm.usage import UsageMeter
 from pytest_tau2.run.agent_side import ProvidesAgentSide, agent_side_for
 from pytest_tau2.run.seeding import gold_dbs, gold_replay, prepare
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scenario.outcome import ScenarioOutcome
+from pytest_tau2.scoring.divergence import Divergence, first_divergence
 from pytest_tau2.scoring.signals import JudgeOutcome, ScoringInput, score
 from pytest_tau2.scoring.verdict import scenario_verdict
 from pytest_tau2.settings import Settings
@@ -147,13 +149,18 @@ async def run_scenario(
     extra: dict[str, Any] = {"initialization": prepared.initialization}
     if final.details:
         extra["remote"] = final.details
+    verdict = scenario_verdict(scenario, signals)  # made once, in scoring
+    stalled = 0 < settings.min_agent_turns and result.agent_turns < settings.min_agent_turns
+    divergence = None
+    if (stalled or verdict.is_successful is False) and result.error is None:
+        divergence = divergence_from_gold(scenario, result.transcript, prepared.envs)
     return ScenarioOutcome(
         scenario=scenario,
         conversation=result,
         signals=signals,
         checks=checks,
-        verdict=scenario_verdict(scenario, signals),  # made once, in scoring
-        stalled=0 < settings.min_agent_turns and result.agent_turns < settings.min_agent_turns,
+        verdict=verdict,
+        stalled=stalled,
         final_dbs=final.dbs,
         gold=gold,
         tool_errors=final.tool_errors,
@@ -163,7 +170,23 @@ async def run_scenario(
         duration_s=time.perf_counter() - start,
         evidence=evidence,
         extra=extra,
+        first_divergence=divergence,
     )
+
+
+def divergence_from_gold(
+    scenario: Scenario, transcript: list[dict[str, Any]], envs: Mapping[str, Environment]
+) -> Divergence | None:
+    """The first divergence of a failed conversation from the scenario's gold actions (None without gold)."""
+    gold = scenario.gold_actions()
+    if not gold:
+        return None
+
+    def writes(side: str, name: str) -> bool:
+        env = envs.get(side)
+        return env is not None and env.writes(name)
+
+    return first_divergence(gold, transcript, writes)
 
 
 def check_gold_actions(scenario: Scenario) -> None:

@@ -22,7 +22,7 @@ from pytest_tau2.report.identity import python_identity
 from pytest_tau2.report.metrics import build_record
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.terminal import escape_controls
-from pytest_tau2.run import participants
+from pytest_tau2.run import participants, reviewing
 from pytest_tau2.run.agent_side import ProvidesAgentSide
 from pytest_tau2.run.pipeline import Judge, run_scenario
 from pytest_tau2.run.session import close_model_clients
@@ -153,7 +153,7 @@ class Trial:
             ModelScope(ctx.cassette, ctx.retry_policy(), ctx.usage, self.settings, asyncio.get_running_loop())
         )
         try:
-            return await run_scenario(
+            outcome = await run_scenario(
                 self.scenario,
                 agent=self.agent if agent is None else agent,
                 user=self.user if user is None else user,
@@ -161,6 +161,11 @@ class Trial:
                 judge=self.judge if judge is _UNBUILT else judge,
                 usage=ctx.usage,
             )
+            if reviewing.review_wanted(self.settings, outcome):  # --tau2-review (docs/review.md)
+                await reviewing.review_outcome(
+                    outcome, self.settings, usage=ctx.usage, retry=ctx.retry_policy(), cassette=ctx.cassette
+                )
+            return outcome
         finally:
             SCOPE.reset(token)
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pytest_tau2.conversation.loop import ConversationResult
     from pytest_tau2.scenario.base import Scenario
+    from pytest_tau2.scoring.divergence import Divergence
     from pytest_tau2.scoring.signals import Check, JudgeOutcome
     from pytest_tau2.scoring.verdict import Verdict
 
@@ -48,6 +49,10 @@ class ScenarioOutcome:
     further fields of signals that add some (``tau2_reward_breakdown``, ...)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """``initialization`` (applied actions with results) and, for a remote agent, ``remote``."""
+    first_divergence: Divergence | None = None
+    """Where a failed conversation first left the gold trajectory (scoring/divergence.py)."""
+    review: dict[str, Any] | None = None
+    """A model's review of the conversation (``--tau2-review``: scoring/review.py), as metrics.json holds it."""
 
     @property
     def infrastructure_error(self) -> BaseException | None:

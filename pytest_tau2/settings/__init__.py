@@ -43,6 +43,10 @@ class Settings:
     judge_model: str | None = None
     judge_args: str | None = None
     judge_prompt: str = "ours"
+    review: bool = False
+    review_model: str | None = None
+    review_args: str | None = None
+    review_mode: str = "full"
     agent_url: str | None = None
     agent_timeout: float = 120.0
     data_dir: str | None = None
@@ -151,7 +155,7 @@ class Settings:
 
     def secrets(self) -> list[str]:
         """The credentials this run was given: model arguments' keys and URL passwords (for redaction)."""
-        texts = [self.agent_args, self.user_args, self.judge_args]
+        texts = [self.agent_args, self.user_args, self.judge_args, self.review_args]
         texts += [value for name, value in self.sections.items() if name.endswith("_args") and isinstance(value, str)]
         found = [value for text in texts for value in secrets_in_json(text)]
         found += [value for _, value in secret_items({"agent_url": self.agent_url or "", "extra": self.extra})]

@@ -136,6 +136,36 @@ OPTIONS: tuple[Option, ...] = (
         section="participants",
     ),
     Option(
+        "review",
+        "Review each failed trial with a model as soon as it is scored (agent and user-simulator errors, "
+        "written into its record; never changes the verdict): --tau2-review-model, else the judge model "
+        "(docs/review.md).",
+        False,
+        "bool",
+        section="models",
+    ),
+    Option(
+        "review_model",
+        "litellm model string of the reviewer (--tau2-review; pytest-tau2 review). Several: a jury (repeat the "
+        "flag or separate with commas).",
+        None,
+        repeatable=True,
+        section="models",
+    ),
+    Option(
+        "review_args",
+        "JSON object of litellm arguments for the reviewer (every reviewer).",
+        None,
+        section="models",
+    ),
+    Option(
+        "review_mode",
+        "What a review looks for: full (agent and user errors) or user (docs/review.md).",
+        "full",
+        section="models",
+        choices=("full", "user"),
+    ),
+    Option(
         "agent_timeout",
         "Seconds to wait for each frame from an external agent bot (--tau2-agent-url), "
         "or for the next call of an MCP agent (--tau2-agent mcp:COMMAND).",

@@ -260,6 +260,30 @@ def test_wrong_write_fails_db_state_match_with_a_diff(main: Recorded, task_id: s
     assert run.properties(name(task_id))["db_state_match"] == "false"
 
 
+@pytest.mark.parametrize(
+    ("task_id", "tool", "argument"),
+    [(WRONG_REASON, "cancel_pending_order", "reason"), (WRONG_ITEM, "return_delivered_order_items", "item_ids")],
+    ids=["cancel-reason", "item-id"],
+)
+def test_a_wrong_write_names_its_first_divergence(main: Recorded, task_id: str, tool: str, argument: str) -> None:
+    """docs/review.md: the model path's wrong write is the first divergence, in metrics.json, the
+    failure text (terminal and JUnit) and the run's failure modes."""
+    run = main.run
+    found = run.metrics(name(task_id))["first_divergence"]
+    assert (found["kind"], found["tool"], list(found["argument_diff"])) == ("wrong_arguments", tool, [argument])
+    gold = TASKS.gold(task_id)
+    assert found["gold"]["arguments"] == next(a["arguments"] for a in gold if a["name"] == tool)
+    assert f"first divergence from gold: turn {found['turn_idx']}: {tool} called with other arguments" in run.stdout
+    case = run.testcase(name(task_id))
+    assert found["summary"] in " ".join((f.get("message") or "") + (f.text or "") for f in case.iter("failure"))
+    modes = json.loads((run.results_dir / "failure_modes.json").read_text("utf-8"))
+    groups = {g["key"]: g["scenarios"] for g in modes["groups"]}
+    assert name(task_id) in groups[f"wrong_arguments:{tool}({argument})"]
+    # The customer's stop the agent did not close: every write followed the gold, the failure is elsewhere.
+    assert run.metrics(name(USER_STOP))["first_divergence"] is None
+    assert name(USER_STOP) in groups["signals:clean_exit"]
+
+
 # ---- 3. malformed tool calls become error results; the conversation goes on ---------------------------------
 
 

@@ -40,7 +40,13 @@ def test_every_extension_point_is_a_registry() -> None:
     for table in (*tables, transport._TRANSPORTS, views.VIEWS):
         assert isinstance(table, Registry)
     assert [t.name for t in transport.transports()] == ["cassette", "wire", "litellm"]
-    assert list(views.VIEWS) == ["all_metrics.json", "all_summary.txt", "report.html", "upstream_differences.json"]
+    assert list(views.VIEWS) == [
+        "all_metrics.json",
+        "all_summary.txt",
+        "report.html",
+        "failure_modes.json",
+        "upstream_differences.json",
+    ]
 
 
 def test_a_registered_report_view_is_written_with_the_others_and_may_fail_alone(tmp_path: Path) -> None:

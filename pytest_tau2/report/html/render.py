@@ -22,7 +22,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, Template, select_autoescape
 from markupsafe import Markup
 
-from pytest_tau2.report import agreement, files, null_baseline, uncertainty
+from pytest_tau2.report import agreement, failure_modes, files, null_baseline, uncertainty
 from pytest_tau2.report.compare_runs import CompareError, Comparison, RunSide, compare
 from pytest_tau2.report.html import formatting
 from pytest_tau2.report.html.loader import Run, ScenarioResult, known_fields, load_details, load_run, raw_files
@@ -89,6 +89,7 @@ def render_report(runs: list[Run], base: Path, *, compress: bool | None = None) 
         comparison=len(runs) > 1,
         charts=overview_charts(overviews),
         agreements=[agreement_view(run) for run in runs],
+        failure_modes=[failure_modes.failure_modes(list(run.scenarios)) for run in runs],
         paths=[str(run.path.resolve()) for run in runs],
         outcomes=OUTCOMES,
         css=Markup(_asset("report.css")),

@@ -277,6 +277,8 @@
       .filter(Boolean).map((t) => `<span class="tag">${esc(t)}</span>`).join("");
     let out = `<p>${tags}</p>`;
     if (m.infrastructure_error) out += `<div class="alert"><b>Infrastructure error</b> (not the agent's fault)<pre>${esc(m.infrastructure_error)}</pre></div>`;
+    if (m.first_divergence) out += divergence(m.first_divergence);
+    if (m.review) out += review(m.review);
     out += '<div class="facts">' +
       fact("Outcome", badge(cell.o)) +
       fact("Stop reason", esc(m.stop_reason)) +
@@ -300,6 +302,30 @@
     if (labels.behavior_config != null || labels.voice_config != null) out += `<div class="block"><h3>Persona labels</h3><pre>${esc(json(labels))}</pre></div>`;
     out += `<div class="block files"><h3>Raw files</h3>${(d.files || []).map(([name, href]) => `<a href="${esc(href)}">${esc(name)}</a>`).join("") || '<span class="muted">folder not found</span>'}</div>`;
     return out;
+  }
+
+  // where a failed conversation first left the gold (scoring/divergence.py), its argument diff
+  function divergence(f) {
+    const diff = Object.entries(f.argument_diff || {});
+    const rows = diff.map(([name, v]) => `<tr><td><code>${esc(name)}</code></td><td><code class="diff-exp">${esc(JSON.stringify(v.expected))}</code></td>` +
+      `<td><code class="diff-act">${esc(JSON.stringify(v.found))}</code></td></tr>`).join("");
+    const table = rows ? `<table class="mini"><thead><tr><th>Argument</th><th>Gold</th><th>Called</th></tr></thead><tbody>${rows}</tbody></table>` : "";
+    return `<div class="block divergence" data-kind="${esc(f.kind)}"><h3>First divergence from gold</h3>` +
+      `<p><span class="tag">${esc(String(f.kind).replace(/_/g, " "))}</span> <code>${esc(f.tool)}</code>` +
+      `${f.turn_idx != null ? ` at turn #${esc(f.turn_idx)}` : ""}</p><p>${esc(f.summary)}</p>${table}</div>`;
+  }
+
+  // a model's review of the conversation (pytest-tau2 review): each error, whose, how bad, where
+  function review(r) {
+    if (r.error) return `<div class="block review"><h3>Review</h3><p class="muted">No review: ${esc(r.error)}</p></div>`;
+    const errors = r.errors || [];
+    const rows = errors.map((e) => `<tr data-source="${esc(e.source)}"><td>${esc(e.source)}</td><td><span class="tag">${esc(e.severity)}</span></td>` +
+      `<td>#${esc(e.turn_idx)}</td><td>${esc((e.error_tags || []).join(", "))}</td><td class="reason">${e.quote ? `<q>${esc(e.quote)}</q> ` : ""}${esc(e.reasoning)}` +
+      `${e.reviewer ? ` <span class="muted">(${esc(e.reviewer)})</span>` : ""}</td></tr>`).join("");
+    const flag = r.critical_user_error ? '<span class="tag disagree">critical user-simulator error</span> ' : "";
+    return `<div class="block review"><h3>Review <span class="muted">(${esc((r.reviewers || []).join(", "))}, ${esc(r.mode)})</span></h3>` +
+      `<p>${flag}${esc(r.summary || "")}</p>` + (rows ? '<table class="verdicts"><thead><tr><th>Whose</th><th>Severity</th><th>Turn</th><th>Tags</th><th>What</th></tr></thead>' +
+      `<tbody>${rows}</tbody></table>` : '<p class="muted">No error found.</p>') + "</div>";
   }
 
   // ---------------------------------------------------------------- the signals' values
