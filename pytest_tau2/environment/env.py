@@ -47,6 +47,8 @@ class Environment:
     tool_errors: int = 0
     after_success: Callable[[], None] | None = None
     """Called after every successful call (telecom keeps phone and carrier in sync with it)."""
+    schema_overrides: Mapping[str, JSONObject] = field(default_factory=dict, repr=False)
+    """Schemas sent in place of a tool's own, by tool name (``--tau2-prompts upstream``: upstream's)."""
 
     def __post_init__(self) -> None:
         self._by_name: dict[str, Tool] = {}
@@ -62,7 +64,17 @@ class Environment:
 
     def schemas(self) -> list[JSONObject]:
         """The tools as an LLM sees them, in declaration order."""
-        return [tool.openai_schema() for tool in self.tools]
+        if not self.schema_overrides:
+            return [tool.openai_schema() for tool in self.tools]
+        # In the overrides' order; a tool they lack (a banking retrieval variant's own) comes first.
+        order = {name: index for index, name in enumerate(self.schema_overrides)}
+        tools = sorted(self.tools, key=lambda tool: order.get(tool.name, -1))
+        return [self.schema_overrides.get(tool.name) or tool.openai_schema() for tool in tools]
+
+    def mutates(self, name: str) -> bool:
+        """Whether a call of ``name`` may change the state (a write tool that does not end the conversation)."""
+        tool = self._by_name.get(name)
+        return tool is not None and tool.mutates_state and not tool.ends_conversation
 
     def has_tool(self, name: str) -> bool:
         return name in self._by_name

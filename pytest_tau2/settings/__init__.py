@@ -69,6 +69,7 @@ class Settings:
     reranker_args: str | None = None
     trials: int = 1
     seed: int = 300
+    prompts: str = "upstream"
     verdict: str = "six-signal"
     record_mode: str | None = None
     cassette_dir: str | None = None
@@ -202,6 +203,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "junit_properties": ("suite", "testcase", "none"),
     "fail_under_bound": ("estimate", "lower"),
     "judge_prompt": ("ours", "upstream"),
+    "prompts": ("upstream", "seed"),
 }
 
 # Options that are a share or a level: strictly between 0 and 1 (fail_under: 0 and 1 allowed).
