@@ -414,6 +414,10 @@ def run_pytest(
         f"--tau2-results-dir={results}",  # one argument: an existing folder is not taken for a test path
         f"--junitxml={junit}",
     ]
+    if not any(str(arg).startswith("--tau2-prompts") for arg in args):
+        # These scripts find a task by our <scenario> block and close with EndConversationTool: the seed
+        # prompts (tests/e2e/test_upstream_prompts.py runs the upstream ones).
+        full.append("--tau2-prompts=seed")
     start = time.perf_counter()
     done = subprocess.run(
         full,
