@@ -92,7 +92,7 @@ class OracleAgent:
                 return self._speak("Please do the next step on your device and tell me when it is done.")
             if self.turns + 1 < self.min_turns:
                 return self._speak("Your request has been handled. Is there anything else I can help with?")
-        offered = {str((t.get("function") or {}).get("name")) for t in tools if isinstance(t.get("function"), dict)}
+        offered = {str(f.get("name")) for t in tools if isinstance(f := t.get("function"), dict)}
         return self._finish(exit_offered=self.exit_tool in offered or not tools)
 
     def _speak(self, text: str) -> Reply:

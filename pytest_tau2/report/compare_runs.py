@@ -47,7 +47,9 @@ class RunSide:
 
     def pins(self) -> list[str]:
         """The tau2 data the results read (the prompts they were shown aside: :meth:`prompts`)."""
-        documents = ({k: v for k, v in r.data_pin.document().items() if k != "prompts"} for r in self.records if r.data_pin)
+        documents = (
+            {k: v for k, v in r.data_pin.document().items() if k != "prompts"} for r in self.records if r.data_pin
+        )
         return sorted({json.dumps(document, sort_keys=True) for document in documents})
 
     def prompts(self) -> list[str]:

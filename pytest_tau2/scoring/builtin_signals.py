@@ -22,8 +22,7 @@ def _clean_exit(inp: ScoringInput) -> SignalResult:
         ""
         if clean
         else f"the conversation did not end with the agent's exit tool{_or_user_stop(inp)} (stop_reason: "
-        f"{inp.conversation.stop_reason}"
-        + (f"; {limit})" if limit else ")")
+        f"{inp.conversation.stop_reason}" + (f"; {limit})" if limit else ")")
     )
     return SignalResult(clean, [Check("clean_exit", SuccessSignal.CLEAN_EXIT, clean, message)])
 

@@ -263,7 +263,8 @@ def simulation(record: ScenarioRecord, transcript: list[dict[str, Any]], started
     start = _when(started)
     end = start + datetime.timedelta(seconds=record.conversation_duration_s)
     # As upstream would have ended it: a user stop ends the trajectory (tau2_reward is scored on the same).
-    stop_reason, transcript = upstream_ending(record.stop_reason, transcript)
+    stop_reason, ended = upstream_ending(record.stop_reason, transcript)
+    transcript = [dict(message) for message in ended]
     termination = "infrastructure_error" if record.infrastructure_error else TERMINATION.get(stop_reason)
     usage = record.token_usage
     return models.SimulationRun(

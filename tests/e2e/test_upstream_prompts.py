@@ -130,9 +130,11 @@ def test_a_customer_who_opens_with_stop_gets_upstreams_reward(tmp_path: Path, pr
         # The agent would do the whole task in its closing turn, one gold call per step, then say goodbye.
         server.add_handler(
             "agent",
-            lambda request: call(gold[n]["name"], gold[n]["arguments"])
-            if (n := sum(1 for m in request["messages"] if m.get("role") == "tool")) < len(gold)
-            else text("Goodbye!"),
+            lambda request: (
+                call(gold[n]["name"], gold[n]["arguments"])
+                if (n := sum(1 for m in request["messages"] if m.get("role") == "tool")) < len(gold)
+                else text("Goodbye!")
+            ),
         )
         server.add_handler("user", text(f"Never mind. {STOP}"))
         run = run_pytest([node(BANK), *model_options(server), "--tau2-prompts", prompts], tmp_path)

@@ -179,7 +179,9 @@ class Tau2BaseScenario(Scenario):
     def get_user_prompt(self) -> str:
         if self.upstream_view is not None:
             scenario = self.task.get("user_scenario") or {}
-            return upstream_view.user_system_prompt(self.upstream_view, scenario, with_tools=bool(self.user_tool_classes))
+            return upstream_view.user_system_prompt(
+                self.upstream_view, scenario, with_tools=bool(self.user_tool_classes)
+            )
         guidelines = read_text(self.root / self.guidelines_file)
         return prompts.user_prompt(guidelines, self.task.get("user_scenario") or {})
 

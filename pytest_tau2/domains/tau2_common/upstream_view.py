@@ -88,13 +88,17 @@ def user_system_prompt(view: JSONObject, user_scenario: UserScenario, *, with_to
     """Upstream's user-simulator system prompt: guidelines (with or without tools) and the scenario."""
     guidelines = cast("Mapping[str, str]", view["user_guidelines"])["tools" if with_tools else "plain"]
     template = str(view["user_system_prompt_template"])
-    return template.format(global_user_sim_guidelines_with_persona=guidelines, instructions=render_scenario(user_scenario))
+    return template.format(
+        global_user_sim_guidelines_with_persona=guidelines, instructions=render_scenario(user_scenario)
+    )
 
 
 def tool_schemas(view: JSONObject, domain: str, side: str) -> dict[str, JSONObject]:
     """Upstream's schemas of one side's tools, by tool name (empty for a domain the view lacks)."""
     domains = cast("Mapping[str, JSONObject]", view["domains"])
-    listed = cast("list[JSONObject]", (domains.get(domain) or {}).get("tools" if side == "agent" else "user_tools") or [])
+    listed = cast(
+        "list[JSONObject]", (domains.get(domain) or {}).get("tools" if side == "agent" else "user_tools") or []
+    )
     return {str(cast(JSONObject, schema["function"])["name"]): schema for schema in listed}
 
 
@@ -106,9 +110,12 @@ def _indent(text: str) -> str:
 def render_scenario(user_scenario: UserScenario) -> str:
     """A task's ``user_scenario`` as upstream writes it into the user's prompt (facts: the labels,
     the tab indentation, which fields are optional)."""
-    instructions = user_scenario.get("instructions")
+    instructions = cast("Mapping[str, object] | str | None", user_scenario.get("instructions"))
     if isinstance(instructions, Mapping):
-        parts = [f"Domain: {instructions.get('domain')}", f"Reason for call:\n{_indent(str(instructions.get('reason_for_call')))}"]
+        parts = [
+            f"Domain: {instructions.get('domain')}",
+            f"Reason for call:\n{_indent(str(instructions.get('reason_for_call')))}",
+        ]
         for key, label in (("known_info", "Known info"), ("unknown_info", "Unknown info")):
             if instructions.get(key) is not None:
                 parts.append(f"{label}:\n{_indent(str(instructions[key]))}")
