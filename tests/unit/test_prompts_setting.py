@@ -49,7 +49,7 @@ def test_the_view_is_found_beside_the_data_or_named(tmp_path: Path, monkeypatch:
         assert upstream_view.find_view("upstream", data) == (upstream_view.SEED_FALLBACK, None)
     assert upstream_view.find_view("seed", data) == ("seed", None)
     (tmp_path / "elsewhere.json").write_text('{"domains": {}}', "utf-8")
-    with pytest.raises(Exception, match="elsewhere.json: not a tau2 view file"):
+    with pytest.raises(Exception, match=r"elsewhere\.json: not a tau2 view file"):
         upstream_view.find_view("upstream", data)
 
 
