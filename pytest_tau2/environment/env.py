@@ -10,7 +10,7 @@ call comes back as an error result, never as an exception.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, cast
@@ -64,12 +64,7 @@ class Environment:
 
     def schemas(self) -> list[JSONObject]:
         """The tools as an LLM sees them, in declaration order."""
-        if not self.schema_overrides:
-            return [tool.openai_schema() for tool in self.tools]
-        # In the overrides' order; a tool they lack (a banking retrieval variant's own) comes first.
-        order = {name: index for index, name in enumerate(self.schema_overrides)}
-        tools = sorted(self.tools, key=lambda tool: order.get(tool.name, -1))
-        return [self.schema_overrides.get(tool.name) or tool.openai_schema() for tool in tools]
+        return offered_schemas(self.tools, self.schema_overrides)
 
     def mutates(self, name: str) -> bool:
         """Whether a call of ``name`` may change the state (a write tool that does not end the conversation)."""
@@ -136,6 +131,16 @@ class Environment:
     def _error(self, message: str) -> ToolResult:
         self.tool_errors += 1
         return ToolResult(f"Error: {message}", True)
+
+
+def offered_schemas(tools: Sequence[Tool | type[Tool]], overrides: Mapping[str, JSONObject]) -> list[JSONObject]:
+    """The tools' schemas as an LLM is sent them: each tool's own, or its override (by name), in the
+    overrides' order when there are any; a tool they lack (a banking retrieval variant's own) comes first."""
+    if not overrides:
+        return [tool.openai_schema() for tool in tools]
+    order = {name: index for index, name in enumerate(overrides)}
+    ordered = sorted(tools, key=lambda tool: order.get(tool.name, -1))
+    return [overrides.get(tool.name) or tool.openai_schema() for tool in ordered]
 
 
 def _qualified(tool: Tool) -> str:

@@ -111,6 +111,9 @@ def test_first_requests_of_agent_and_user_equal_upstreams(tmp_path: Path) -> Non
         assert not structured or "\tReason for call:\n\t\t" in system, domain
         assert user["messages"][1:] == [{"role": "user", "content": greeting}], domain
         assert user.get("tools", []) == wanted, domain
+        saved = run.results_dir / name / "scenario_config"  # what the run says it sent
+        assert json.loads((saved / "tools.json").read_text("utf-8"))["agent"] == expected["tools"], domain
+        assert (saved / "agent_prompt.txt").read_text("utf-8") == expected["agent_system_prompt"], domain
         metrics = run.metrics(name)
         assert metrics["data_pin"]["prompts"] == "upstream"
         assert metrics["stop_reason"] == "user_stop" and metrics["clean_exit"] is True, domain

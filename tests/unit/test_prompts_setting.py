@@ -13,16 +13,51 @@ from typing import Any
 import pytest
 
 import pytest_tau2.domains.tau2_sources  # noqa: F401  (registers the tau2 domains)
-from pytest_tau2 import Reply
+from pytest_tau2 import EndConversationTool, Reply, Tool, ToolCall
 from pytest_tau2.conversation.loop import UPSTREAM_CLEAN_EXIT_REASONS, Conversation
 from pytest_tau2.domains.tau2_common import upstream_view
+from pytest_tau2.environment.env import Environment
 from pytest_tau2.report.compare_runs import RunSide, compare
 from pytest_tau2.report.leaderboard import prompts_line
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.scenario.registry import all_scenarios
 from pytest_tau2.scoring.tau2_reward import upstream_ending
 from pytest_tau2.settings import Settings, resolve
-from tests.unit.test_conversation_loop import EXIT, Script, call, make_env
+
+
+class _Write(Tool):
+    namespace = "unitprompts"
+    name = "set_value"
+    mutates_state = True
+    check_argument_types = False
+
+    def run(self, **arguments: Any) -> Any:
+        self.db["x"] = arguments["value"]
+        return "ok"
+
+
+def make_env() -> Environment:
+    state: dict[str, Any] = {"db": {"x": 0}}
+    return Environment("agent", state, [_Write(state), EndConversationTool(state)])
+
+
+class Script:
+    """Replies from a list, then repeats ``then``; remembers what it was shown."""
+
+    def __init__(self, replies: list[Any], then: Any = "...") -> None:
+        self.replies, self.then = replies, then
+        self.seen: list[Any] = []
+
+    async def respond(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+        self.seen.append(messages)
+        return self.replies.pop(0) if self.replies else self.then
+
+
+def call(name: str, **arguments: Any) -> ToolCall:
+    return ToolCall(name, arguments, id=f"id_{name}")
+
+
+EXIT = Reply(text="Goodbye!", tool_calls=[call("EndConversationTool")])
 
 DATA_DIR = Path(os.environ.get("TAU2_DATA_DIR") or "/work/shared/tau2-data")
 VIEW = DATA_DIR.resolve().parent / "tau2-view" / "agent_view.json"
@@ -99,7 +134,7 @@ def test_the_seed_closing_turn_refuses_writes_but_lets_the_agent_exit() -> None:
     assert result.stop_reason == "exit" and result.clean_exit
     refused = [m for m in result.transcript if m.get("role") == "tool" and m.get("name") == "set_value"]
     assert refused[0]["error"] is True and refused[0]["closing_turn"] is True
-    assert env.state["db"]["values"]["x"]["value"] == 0  # type: ignore[index]
+    assert env.state["db"] == {"x": 0}
     # tau2's reward sees the conversation as upstream ended it: at the user's stop.
     stop, kept = upstream_ending(result.stop_reason, result.transcript)
     assert stop == "user_stop" and kept[-1]["content"] == "Bye ###STOP###"
