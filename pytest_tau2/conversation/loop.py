@@ -4,7 +4,7 @@ Independent of pytest. Ends on (``stop_reason``):
 
 - ``exit``: the agent called a tool that ends the conversation (EndConversationTool);
 - ``transfer``: the agent transferred to a human (transfer_to_human_agents);
-- ``user_stop``: the user sent a stop token and the agent's closing turn did not exit;
+- ``user_stop``: the user sent a stop token (with a closing turn: and the agent did not exit in it);
 - ``max_turns``: the agent used up ``max_turns`` replies;
 - ``max_duration``: ``max_duration`` seconds passed (runs before 0.x called it ``timeout``);
 - ``max_tokens`` / ``max_cost`` / ``max_messages``: the conversation's model calls had used
@@ -20,7 +20,11 @@ A tool of a user's domain runs off the event loop (a thread), so a blocking one 
 this conversation's deadline nor the others of the process; one still running when
 ``max_duration`` passes is named in the ``timeout``'s error.
 
-Only ``exit`` and ``transfer`` (the agent's own exit) count as a clean exit.
+Only ``exit`` and ``transfer`` (the agent's own exit) count as a clean exit, when the agent has a
+closing turn (``--tau2-prompts seed``: after a user stop the agent may say goodbye and end the call;
+a state-changing tool call in that turn is refused as a tool error and marked ``"closing_turn":
+true``, so the closing turn cannot do the task). Without one (``upstream``, as upstream tau2 ends a
+conversation), a user stop ends the conversation at once and ``user_stop`` is a clean exit too.
 
 The transcript holds each tool call's arguments as a JSON object, parsed from the string a model
 sends; a string that is not a JSON object is kept as sent, with ``invalid_arguments`` saying why
@@ -57,6 +61,13 @@ def _tool_threads() -> ThreadPoolExecutor:
 
 
 CLEAN_EXIT_REASONS = frozenset({"exit", "transfer"})
+UPSTREAM_CLEAN_EXIT_REASONS = CLEAN_EXIT_REASONS | {"user_stop"}
+"""Clean exits when a user stop ends the conversation (no closing turn): the user ended it, or the
+agent transferred or exited, without an error or a limit."""
+CLOSING_TURN_REFUSAL = (
+    "Error: the customer has ended the conversation; this call would change the records and is refused "
+    "in the closing turn (say goodbye, or end the conversation)."
+)
 STOP_REASONS = (
     "exit",
     "transfer",
@@ -111,10 +122,12 @@ class ConversationResult:
     error: BaseException | None = None
     limit: str | None = None
     """With a limit's stop reason: which limit, its value and what was used (the clean-exit check says it)."""
+    clean_reasons: frozenset[str] = CLEAN_EXIT_REASONS
+    """The stop reasons that are a clean exit (:data:`UPSTREAM_CLEAN_EXIT_REASONS` without a closing turn)."""
 
     @property
     def clean_exit(self) -> bool:
-        return self.stop_reason in CLEAN_EXIT_REASONS
+        return self.stop_reason in self.clean_reasons
 
 
 @dataclass(repr=False)
@@ -169,6 +182,9 @@ class Conversation:
     spend: Callable[[], Spend] | None = None
     """What the conversation's model calls have used so far (the trial's usage meter, the judge
     left out: it runs after the conversation); needed by ``max_tokens`` and ``max_cost``."""
+    closing_turn: bool = True
+    """True: after a user stop the agent gets one closing turn (state-changing calls refused there).
+    False: a user stop ends the conversation, as upstream tau2's orchestrator does."""
 
     def __post_init__(self) -> None:
         self.transcript: list[JSONObject] = []
@@ -177,6 +193,7 @@ class Conversation:
         self.agent_steps = 0
         self.user_steps = 0
         self._running: tuple[str, str, float] | None = None  # (side, tool, started) of an off-loop call
+        self._closing = False  # in the agent's closing turn, after a user stop
         self._agent = _Side("agent", self.agent, self.agent_prompt, self.agent_env)
         self._user = _Side("user", self.user, self.user_prompt, self.user_env)
         for side in (self._agent, self._user):
@@ -211,7 +228,8 @@ class Conversation:
                     except Exception:  # closing must not mask the run's outcome
                         pass
         duration = self.clock() - start
-        return ConversationResult(self.transcript, reason, self.agent_turns, duration, error, self._limit)
+        clean = CLEAN_EXIT_REASONS if self.closing_turn else UPSTREAM_CLEAN_EXIT_REASONS
+        return ConversationResult(self.transcript, reason, self.agent_turns, duration, error, self._limit, clean)
 
     async def _play(self) -> tuple[str, BaseException | None]:
         try:
@@ -222,8 +240,9 @@ class Conversation:
             while True:
                 user_text = await self._take_turn(self._user)
                 if has_stop_token(user_text):
-                    # The agent gets one closing turn, in which it may end the conversation itself.
-                    await self._take_turn(self._agent)
+                    if self.closing_turn:  # one turn to say goodbye and end the conversation itself
+                        self._closing = True
+                        await self._take_turn(self._agent)
                     return "user_stop", None
                 await self._take_turn(self._agent)
         except _Stop as stop:
@@ -325,10 +344,11 @@ class Conversation:
     async def _run_tools(self, side: _Side, calls: list[ToolCall]) -> str | None:
         ending: str | None = None
         for call in calls:
-            if side.env is None:
+            refused = self._closing and side is self._agent and side.env is not None and side.env.mutates(call.name)
+            if side.env is None or refused:
                 from pytest_tau2.environment.env import ToolResult
 
-                result = ToolResult(f"Error: the {side.name} has no tools.", True)
+                result = ToolResult(CLOSING_TURN_REFUSAL if refused else f"Error: the {side.name} has no tools.", True)
             elif side.env.runs_inline(call.name):
                 result = side.env.call(call.name, call.arguments)  # built-in tools: fast, pure Python
             else:
@@ -352,6 +372,7 @@ class Conversation:
                     "name": call.name,
                     "content": result.content,
                     "error": result.error,
+                    **({"closing_turn": True} if refused else {}),
                 }
             )
             side.view.append({"role": "tool", "tool_call_id": call.id, "content": result.content})

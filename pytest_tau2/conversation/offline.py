@@ -30,6 +30,9 @@ class GoldPlan:
     communicate: tuple[str, ...] = ()
     """Facts the agent must tell the user (tau2's ``communicate_info``): the oracle states them."""
     cursor: int = 0
+    said_goodbye: bool = False
+    """The oracle has said its closing words without an exit tool (``--tau2-prompts upstream``):
+    the scripted user then ends the conversation."""
 
     def __post_init__(self) -> None:
         # An ending action (a transfer) ends the conversation, so it can only come last: one that
@@ -89,17 +92,21 @@ class OracleAgent:
                 return self._speak("Please do the next step on your device and tell me when it is done.")
             if self.turns + 1 < self.min_turns:
                 return self._speak("Your request has been handled. Is there anything else I can help with?")
-        return self._finish()
+        offered = {str(f.get("name")) for t in tools if isinstance(f := t.get("function"), dict)}
+        return self._finish(exit_offered=self.exit_tool in offered or not tools)
 
     def _speak(self, text: str) -> Reply:
         self.turns += 1
         return Reply(text=text)
 
-    def _finish(self) -> Reply:
+    def _finish(self, *, exit_offered: bool = True) -> Reply:
+        """The closing words, with the ending gold action or the exit tool (when offered: under
+        ``--tau2-prompts upstream`` there is none, and the user's stop ends the conversation)."""
         endings = self.plan.remaining_endings()
         self.plan.cursor = len(self.plan.actions)
         self.turns += 1
-        calls = _calls(endings[:1]) if endings else [ToolCall(self.exit_tool, {})]
+        calls = _calls(endings[:1]) if endings else [ToolCall(self.exit_tool, {})] if exit_offered else []
+        self.plan.said_goodbye = not calls
         return Reply(text=closing_message(self.plan.communicate), tool_calls=calls)
 
 
@@ -138,7 +145,8 @@ class ScriptedUser:
         self.replies += 1
         pending = self.plan.next_side() if self.plan is not None else None
         waiting_on_me = pending == "user" or (pending is not None and self.agent_follows_plan)
-        if self.replies > self.patience + 1 and not waiting_on_me:
+        goodbye = self.plan is not None and self.plan.said_goodbye and self.agent_follows_plan
+        if (goodbye or self.replies > self.patience + 1) and not waiting_on_me:
             return Reply(text="Thank you, that is all. ###STOP###")
         if self.replies == 2:
             return Reply(text="Yes, that is right. Please go ahead.")

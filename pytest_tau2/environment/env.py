@@ -10,7 +10,7 @@ call comes back as an error result, never as an exception.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, cast
@@ -47,6 +47,8 @@ class Environment:
     tool_errors: int = 0
     after_success: Callable[[], None] | None = None
     """Called after every successful call (telecom keeps phone and carrier in sync with it)."""
+    schema_overrides: Mapping[str, JSONObject] = field(default_factory=dict, repr=False)
+    """Schemas sent in place of a tool's own, by tool name (``--tau2-prompts upstream``: upstream's)."""
 
     def __post_init__(self) -> None:
         self._by_name: dict[str, Tool] = {}
@@ -62,7 +64,12 @@ class Environment:
 
     def schemas(self) -> list[JSONObject]:
         """The tools as an LLM sees them, in declaration order."""
-        return [tool.openai_schema() for tool in self.tools]
+        return offered_schemas(self.tools, self.schema_overrides)
+
+    def mutates(self, name: str) -> bool:
+        """Whether a call of ``name`` may change the state (a write tool that does not end the conversation)."""
+        tool = self._by_name.get(name)
+        return tool is not None and tool.mutates_state and not tool.ends_conversation
 
     def has_tool(self, name: str) -> bool:
         return name in self._by_name
@@ -129,6 +136,16 @@ class Environment:
     def _error(self, message: str) -> ToolResult:
         self.tool_errors += 1
         return ToolResult(f"Error: {message}", True)
+
+
+def offered_schemas(tools: Sequence[Tool | type[Tool]], overrides: Mapping[str, JSONObject]) -> list[JSONObject]:
+    """The tools' schemas as an LLM is sent them: each tool's own, or its override (by name), in the
+    overrides' order when there are any; a tool they lack (a banking retrieval variant's own) comes first."""
+    if not overrides:
+        return [tool.openai_schema() for tool in tools]
+    order = {name: index for index, name in enumerate(overrides)}
+    ordered = sorted(tools, key=lambda tool: order.get(tool.name, -1))
+    return [overrides.get(tool.name) or tool.openai_schema() for tool in ordered]
 
 
 def _qualified(tool: Tool) -> str:

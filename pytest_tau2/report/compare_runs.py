@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_tau2.errors import Tau2Error
-from pytest_tau2.report import failure_modes, null_baseline, reviews
+from pytest_tau2.report import failure_modes, leaderboard, null_baseline, reviews
 from pytest_tau2.report.compare import ScopeComparison, apply_holm, compare_scope, natural, power_text
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.scenario.trial_ids import split_trial_id
@@ -46,7 +46,15 @@ class RunSide:
         return max((int(r.trials or 1) for r in self.records), default=1)
 
     def pins(self) -> list[str]:
-        return sorted({json.dumps(r.data_pin.document(), sort_keys=True) for r in self.records if r.data_pin})
+        """The tau2 data the results read (the prompts they were shown aside: :meth:`prompts`)."""
+        documents = (
+            {k: v for k, v in r.data_pin.document().items() if k != "prompts"} for r in self.records if r.data_pin
+        )
+        return sorted({json.dumps(document, sort_keys=True) for document in documents})
+
+    def prompts(self) -> list[str]:
+        """The ``--tau2-prompts`` the tau2 results were made under."""
+        return sorted({p for r in self.records if (p := leaderboard.prompts_of(r)) is not None})
 
     def only(self, tasks: set[str]) -> RunSide:
         return RunSide(
@@ -153,6 +161,12 @@ def check_pairing(a: RunSide, b: RunSide, *, intersect: bool) -> tuple[RunSide, 
         problems.append("the scenario sets differ: " + "; ".join(p for p in parts if p))
     if pins_a and pins_b and pins_a != pins_b:
         problems.append(f"the tau2 data pins differ: A {', '.join(pins_a)}; B {', '.join(pins_b)}")
+    prompts_a, prompts_b = a.prompts(), b.prompts()
+    if prompts_a and prompts_b and prompts_a != prompts_b:
+        notes.append(
+            f"the runs were made under different prompts (--tau2-prompts): A {', '.join(prompts_a)}; "
+            f"B {', '.join(prompts_b)}; a difference may come from what the models were shown"
+        )
     if problems and not intersect:
         raise CompareError(
             "cannot pair the runs: " + "; ".join(problems) + " (--intersect compares the scenarios both have)"

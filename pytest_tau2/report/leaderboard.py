@@ -67,6 +67,28 @@ def tau2_reward_trials(metrics: Results, errored: Iterable[str] = ()) -> list[Tr
     return trials
 
 
+def prompts_of(record: ScenarioRecord) -> str | None:
+    """The prompts a tau2 item's participants were shown (``--tau2-prompts``, from its data pin);
+    ``seed`` for a result of a version before the option (those had our prompts); None: no tau2 item."""
+    if record.tau2_id is None or record.data_pin is None:
+        return None
+    return str(record.data_pin.document().get("prompts") or "seed")
+
+
+def prompts_line(metrics: Results) -> str | None:
+    """What the tau2 items were shown, and whether that keeps the rewards leaderboard-comparable."""
+    counts = Counter(p for m in read_records(metrics) if (p := prompts_of(m)) is not None)
+    if not counts:
+        return None
+    if set(counts) == {"upstream"}:
+        return "Prompts: upstream (tau2's own system prompts and tool schemas, --tau2-prompts)"
+    shown = ", ".join(f"{name} in {n}" for name, n in sorted(counts.items()))
+    return (
+        f"Prompts: {shown} trials: a model shown other prompts than upstream's is not leaderboard-comparable "
+        "(--tau2-prompts upstream, docs/leaderboard.md)"
+    )
+
+
 def trials_per_task(metrics: Results) -> int:
     return max((int(m.trials or 1) for m in read_records(metrics)), default=1)
 
@@ -100,6 +122,9 @@ def summary_lines(metrics: Results, errored: Sequence[str] = ()) -> list[str]:
         lines.append(f"tau2 reward: {_reward_text(result, k)}")
         if result.caveats():
             lines.append(f"  {result.caveats()}")
+        prompts = prompts_line(metrics)
+        if prompts:
+            lines.append(f"  {prompts}")
         missing = not_evaluated(metrics)
         for component, count in sorted(missing.items()):
             lines.append(

@@ -53,7 +53,7 @@ CARRIED = (
     "min_agent_turns", "max_turns", "max_duration", "max_tool_errors", "max_user_steps", "max_messages",
     "max_tokens", "max_cost", "price", "trials", "seed",
     "verdict", "telecom_tasks", "retrieval", "allow_unpinned_data", "eval_data_root", "judge_prompt",
-    "embedding_model", "reranker_model",
+    "embedding_model", "reranker_model", "prompts",
 )  # fmt: skip
 """Settings taken from the saved run.json (a command-line option given to rescore wins)."""
 OPTIONS = (
@@ -99,6 +99,7 @@ class Rescored:
 def settings_for(folder: ShardFolder, cli: Mapping[str, Any], into: Path, environ: Mapping[str, str]) -> Settings:
     """The re-score's settings: the saved run's (CARRIED), then the given options, then the environment."""
     saved = {k: folder.fingerprint[k] for k in CARRIED if folder.fingerprint.get(k) is not None}
+    saved.setdefault("prompts", "seed")  # a run from before --tau2-prompts had the seed prompts
     try:
         values = resolve(dict(cli), saved, dict(environ))
     except ValueError as exc:

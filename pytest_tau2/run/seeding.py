@@ -85,7 +85,8 @@ def build_environments(scenario: Scenario, states: dict[str, dict[str, object]])
         tools = [
             resolve_tool(namespace, cls_name)(states[side], config) for cls_name, config in resources.tools.items()
         ]
-        envs[side] = Environment(side, states[side], tools)
+        schemas = getattr(scenario, "tool_schemas", None)  # tau2 domains: upstream's, under --tau2-prompts upstream
+        envs[side] = Environment(side, states[side], tools, schema_overrides=schemas(side) if schemas else {})
     if "user" in envs:
 
         def sync() -> None:

@@ -42,7 +42,8 @@ def header_lines(
     agent = _fixture("tau2_agent", fixtures) or participants.describe_agent(s)
     user = _fixture("tau2_user", fixtures) or participants.describe_user(s)
     lines = [
-        f"tau2: agent={agent} user={user} judge={_judge_words(s)}",
+        f"tau2: agent={agent} user={user} judge={_judge_words(s)}"
+        + ("" if s.prompts == "upstream" else f" prompts={s.prompts} (not leaderboard-comparable)"),
         f"tau2: results={s.results_dir}",
         _verdict_line(s),
     ]

@@ -251,10 +251,18 @@ class Trial:
 
     def tool_schemas(self) -> dict[str, list[dict[str, Any]]]:
         """tools.json: the tools each side was offered, as OpenAI function schemas."""
+        from pytest_tau2.environment.env import offered_schemas
+
         s = self.scenario
-        out = {"agent": [resolve_tool(s.namespace, n).openai_schema() for n in s.agent_resources.tools]}
+        shown = getattr(s, "tool_schemas", None)  # tau2 domains: upstream's under --tau2-prompts upstream
+
+        def offered(side: str, namespace: str, names: Any) -> list[dict[str, Any]]:
+            classes = [resolve_tool(namespace, n) for n in names]
+            return offered_schemas(classes, shown(side) if shown else {})
+
+        out = {"agent": offered("agent", s.namespace, s.agent_resources.tools)}
         if "user" in s.sides:
-            out["user"] = [resolve_tool(s.user_namespace, n).openai_schema() for n in s.user_resources.tools]
+            out["user"] = offered("user", s.user_namespace, s.user_resources.tools)
         return out
 
 

@@ -21,10 +21,15 @@ def _clean_exit(inp: ScoringInput) -> SignalResult:
     message = (
         ""
         if clean
-        else f"the conversation did not end with the agent's exit tool (stop_reason: {inp.conversation.stop_reason}"
-        + (f"; {limit})" if limit else ")")
+        else f"the conversation did not end with the agent's exit tool{_or_user_stop(inp)} (stop_reason: "
+        f"{inp.conversation.stop_reason}" + (f"; {limit})" if limit else ")")
     )
     return SignalResult(clean, [Check("clean_exit", SuccessSignal.CLEAN_EXIT, clean, message)])
+
+
+def _or_user_stop(inp: ScoringInput) -> str:
+    """Under ``--tau2-prompts upstream`` a user stop is clean as well (conversation/loop.py)."""
+    return " or the user's stop" if "user_stop" in inp.conversation.clean_reasons else ""
 
 
 def _action_match(inp: ScoringInput) -> SignalResult:

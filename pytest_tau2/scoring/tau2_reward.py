@@ -14,7 +14,9 @@ simulation as the product of the components named in the task's ``reward_basis``
   NL_ASSERTION signal uses: no second judge call).
 
 Before any of that, the termination rule: a conversation that did not end by an agent or user
-stop scores 0.0 and no component is evaluated.
+stop scores 0.0 and no component is evaluated. The conversation scored is the one upstream would
+have had (:func:`upstream_ending`): a user message carrying a stop token ends it, so what our
+closing turn did after it (``--tau2-prompts seed``) counts for nothing here.
 
 Where this module differs from upstream, on purpose:
 
@@ -35,6 +37,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
+from pytest_tau2.conversation.protocol import STOP_TOKENS
+
 REWARD_TYPES = ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION")
 """Upstream's ``RewardType`` values, in the order the breakdown lists them."""
 DEFAULT_REWARD_BASIS = ("DB", "COMMUNICATE")
@@ -46,6 +50,26 @@ SCORED_STOP_REASONS = frozenset({"exit", "transfer", "user_stop"})
 agent handing over to a human, which upstream's user answers with ``###TRANSFER###`` (a
 USER_STOP). Every other reason (``max_turns``, ``max_duration``, ``too_many_tool_errors``,
 ``error``) scores 0.0, like upstream's MAX_STEPS, TOO_MANY_ERRORS and TIMEOUT."""
+
+
+def upstream_ending(
+    stop_reason: str, transcript: Sequence[Mapping[str, object]]
+) -> tuple[str, list[Mapping[str, object]]]:
+    """``(stop reason, transcript)`` as upstream's orchestrator would have ended the conversation:
+    at the first user text message (not one of a prior history, not one with tool calls) that
+    carries a stop token, which is then a ``user_stop``; everything after it is dropped (the agent's
+    closing turn). A conversation without a user stop is returned as it is."""
+    for index, message in enumerate(transcript):
+        content = message.get("content")
+        if (
+            message.get("role") == "user"
+            and not message.get("history")
+            and not message.get("tool_calls")
+            and isinstance(content, str)
+            and any(token in content for token in STOP_TOKENS)
+        ):
+            return "user_stop", list(transcript[: index + 1])
+    return stop_reason, list(transcript)
 
 
 @dataclass(frozen=True)

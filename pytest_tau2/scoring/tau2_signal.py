@@ -18,7 +18,7 @@ from typing import Any
 from pytest_tau2.scoring import builtin_signals as _builtin_signals  # noqa: F401  (the six come first in the table)
 from pytest_tau2.scoring.names import SuccessSignal
 from pytest_tau2.scoring.table import Check, ScoringInput, SignalResult, SignalSpec, register_signal
-from pytest_tau2.scoring.tau2_reward import REWARD_TYPES, tau2_reward
+from pytest_tau2.scoring.tau2_reward import REWARD_TYPES, tau2_reward, upstream_ending
 
 KEY = "tau2_reward"
 
@@ -38,10 +38,15 @@ def _tau2_reward(inp: ScoringInput) -> SignalResult:
     action = done.get(SuccessSignal.ACTION_MATCH)
     assertions = done.get(SuccessSignal.DB_STATE_ASSERTION)
     db = done.get(SuccessSignal.DB_STATE_MATCH)
+    # Scored as upstream would have ended it: nothing after a user stop counts (our closing turn's
+    # state-changing calls are refused by the loop, so the final DB already leaves them out).
+    stop_reason, transcript = upstream_ending(inp.conversation.stop_reason, inp.conversation.transcript)
+    if action is not None and len(transcript) < len(inp.conversation.transcript):
+        action = _action_on(inp, transcript, action)
     reward = tau2_reward(
         criteria_of(),
-        stop_reason=inp.conversation.stop_reason,
-        transcript=inp.conversation.transcript,
+        stop_reason=stop_reason,
+        transcript=transcript,
         db_match=_bool(db),
         db_reason=db.checks[0].message if db is not None and db.checks and db.value is False else "",
         env_assertion_verdicts=assertions.evidence if assertions is not None else None,
@@ -56,6 +61,14 @@ def _tau2_reward(inp: ScoringInput) -> SignalResult:
         [Check(KEY, KEY, passed, message)],
         details={"tau2_reward_breakdown": reward.breakdown, "tau2_reward_info": reward.info()},
     )
+
+
+def _action_on(inp: ScoringInput, transcript: list[Any], computed: SignalResult) -> SignalResult:
+    """ACTION_MATCH's rule over the conversation as upstream ended it (its own value otherwise)."""
+    match = inp.scenario.action_match(inp.final.actions, transcript)
+    if match is None:
+        return computed
+    return SignalResult(match.matched, [Check("action_match", SuccessSignal.ACTION_MATCH, match.matched, match.reason)])
 
 
 def _bool(result: SignalResult | None) -> bool | None:

@@ -79,6 +79,7 @@ class Settings:
     progress_interval: float | None = None
     trials: int = 1
     seed: int = 300
+    prompts: str = "upstream"
     verdict: str = "six-signal"
     record_mode: str | None = None
     cassette_dir: str | None = None

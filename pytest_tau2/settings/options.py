@@ -371,6 +371,18 @@ OPTIONS: tuple[Option, ...] = (
         section="selection",
     ),
     Option(
+        "prompts",
+        "What the agent and the simulated user of the tau2_* domains are shown: upstream (upstream tau2's "
+        "system prompts and tool schemas, byte for byte, read from the tau2 view file; no ending tool; a user "
+        "stop ends the conversation; the default, comparable with published numbers) or seed (our prompts: the "
+        "policy plus our notes, EndConversationTool, a closing turn). Custom domains keep their own prompts "
+        "(docs/leaderboard.md).",
+        "upstream",
+        env="TAU2_PROMPTS",
+        section="participants",
+        choices=("upstream", "seed"),
+    ),
+    Option(
         "verdict",
         "What decides a tau2 item: six-signal (the scenario's success signals, default) or tau2-reward "
         "(tau2-bench's own reward from the task's reward_basis).",

@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_tau2.report import leaderboard
 from pytest_tau2.report.leaderboard import tau2_reward_trials
 from pytest_tau2.report.merge import ShardFolder
 from pytest_tau2.report.pass_k import pass_k
 from pytest_tau2.report.record import ScenarioRecord
+from pytest_tau2.scoring.tau2_reward import upstream_ending
 from pytest_tau2.tau2_format import models, submission
 
 UPSTREAM_DOMAINS = models.UPSTREAM_DOMAINS
@@ -159,6 +161,17 @@ def rule_problems(runs: dict[str, DomainRun], root: Path, trials: int) -> list[s
     return problems
 
 
+def seed_prompted(runs: dict[str, DomainRun]) -> str:
+    """Which results were made under other prompts than upstream's (empty: none)."""
+    counts = Counter(
+        prompts for run in runs.values() for record in run.records
+        if (prompts := leaderboard.prompts_of(record)) not in (None, "upstream")
+    )  # fmt: skip
+    if not counts:
+        return ""
+    return "the run used " + ", ".join(f"{name} prompts in {n} results" for name, n in sorted(counts.items()))
+
+
 def _some(names: Sequence[str], shown: int = 5) -> str:
     more = f" and {len(names) - shown} more" if len(names) > shown else ""
     return ", ".join(names[:shown]) + more
@@ -249,7 +262,10 @@ def simulation(record: ScenarioRecord, transcript: list[dict[str, Any]], started
     ``start_time`` is the run's start and ``end_time`` that plus the conversation's duration."""
     start = _when(started)
     end = start + datetime.timedelta(seconds=record.conversation_duration_s)
-    termination = "infrastructure_error" if record.infrastructure_error else TERMINATION.get(record.stop_reason)
+    # As upstream would have ended it: a user stop ends the trajectory (tau2_reward is scored on the same).
+    stop_reason, ended = upstream_ending(record.stop_reason, transcript)
+    transcript = [dict(message) for message in ended]
+    termination = "infrastructure_error" if record.infrastructure_error else TERMINATION.get(stop_reason)
     usage = record.token_usage
     return models.SimulationRun(
         id=record.folder,
@@ -346,6 +362,13 @@ def domain_results(result: models.Results, records: Sequence[ScenarioRecord], tr
     )  # fmt: skip
 
 
+UPSTREAM_PROMPTS_NOTES = (
+    "Run with pytest-tau2, not `tau2 run`: a custom submission. The tasks, the tools' behaviour, the data, tau2's "
+    "reward and what the agent and the user simulator are shown (system prompts, greeting, tool schemas; "
+    "--tau2-prompts upstream) are upstream's at the pin, and a user stop ends the conversation as upstream's does; "
+    "the harness differs in that a transfer ends the call (upstream waits for ###TRANSFER###) and the loop's limits "
+    "count agent steps and consecutive errors. See docs/leaderboard.md of pytest-tau2."
+)
 NOTES = (
     "Run with pytest-tau2, not `tau2 run`: a custom submission. The tasks, the tools' behaviour, the data and tau2's "
     "reward are upstream's at the pin; the harness differs: the agent's system prompt is the policy verbatim followed "
@@ -371,6 +394,7 @@ def draft_submission(
     }
     started = _when(folder.started).date()
     pin = first.data_pin.commit if first.data_pin else None
+    upstream = not seed_prompted(runs)
     return submission.Submission(
         model_name=agent_model or submission.PLACEHOLDER,
         model_organization=submission.PLACEHOLDER,
@@ -387,11 +411,12 @@ def draft_submission(
             evaluation_date=started,
             tau2_bench_version=f"data pin {pin}" if pin else None,
             user_simulator=user_model or f"pytest-tau2 {first.user} user (no model)",
-            notes=NOTES,
+            notes=UPSTREAM_PROMPTS_NOTES if upstream else NOTES,
             verification=submission.Verification(
-                modified_prompts=True, omitted_questions=False,
-                details="Agent prompt = upstream policy + pytest-tau2's notes; user prompt = upstream guidelines + "
-                "our <scenario> block; see notes.",
+                modified_prompts=not upstream, omitted_questions=False,
+                details="Agent and user prompts and tool schemas are upstream's (--tau2-prompts upstream); see notes."
+                if upstream else "Agent prompt = upstream policy + pytest-tau2's notes; user prompt = upstream "
+                "guidelines + our <scenario> block (--tau2-prompts seed); see notes.",
             ),
         ),
     )  # fmt: skip

@@ -31,13 +31,21 @@ def parser(prog: str) -> argparse.ArgumentParser:
         action="store_true",
         help="write the Results files even when the run breaks upstream's submission rules (no submission.json)",
     )
+    p.add_argument(
+        "--allow-seed-prompts",
+        action="store_true",
+        help="export a run whose model was shown our seed prompts (--tau2-prompts seed), not upstream's",
+    )
     return p
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "pytest-tau2 export") -> int:
     args = parser(prog).parse_args(argv)
     try:
-        written, notes = run(args.results_dir, args.into, data_dir=args.data_dir, partial=args.partial)
+        written, notes = run(
+            args.results_dir, args.into, data_dir=args.data_dir, partial=args.partial,
+            allow_seed_prompts=args.allow_seed_prompts,
+        )  # fmt: skip
     except (export.ExportError, MergeError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 1
@@ -52,8 +60,9 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "pytest-tau2 export")
 
 
 def run(
-    results_dir: Path, into: Path, *, data_dir: str | None = None, partial: bool = False
-) -> tuple[list[Path], list[str]]:
+    results_dir: Path, into: Path, *, data_dir: str | None = None, partial: bool = False,
+    allow_seed_prompts: bool = False,
+) -> tuple[list[Path], list[str]]:  # fmt: skip
     """Export one folder; the files written and notes on what was left out. :class:`ExportError`
     (every problem named) when the folder cannot be exported."""
     if into.exists() and not into.is_dir():
@@ -64,6 +73,15 @@ def run(
     notes = [f"{len(other)} results are no tau2 task and are not exported: {export._some(other)}"] if other else []
     if not runs:
         raise export.ExportError(f"{results_dir}: no tau2 results to export")
+    seeded = export.seed_prompted(runs)
+    if seeded and not allow_seed_prompts:
+        raise export.ExportError(
+            f"{results_dir}: {seeded}; its trajectories were made under prompts upstream's agent and user never "
+            "see, so they are not the benchmark as published (run with --tau2-prompts upstream, or pass "
+            "--allow-seed-prompts to export them all the same)"
+        )
+    if seeded:
+        notes.append(f"exported although {seeded} (--allow-seed-prompts)")
     root = _data_root(data_dir, runs)
     trials = int(folder.fingerprint.get("trials") or 1)
     problems = export.rule_problems(runs, root, trials)

@@ -51,6 +51,7 @@ def make_settings(**overrides: Any) -> Settings:
         "eval_data_root": str(REPO / "data"),
         "data_dir": os.environ.get("TAU2_DATA_DIR"),
         "results_dir": "unused",
+        "prompts": "seed",  # these bots and fakes end with an exit tool and a closing turn
     }
     values.update(overrides)
     return Settings(**values)

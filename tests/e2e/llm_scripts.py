@@ -302,6 +302,9 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     """The environment of a nested pytest run: offline litellm, the data folder, no outer options."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "TAU2_"))}
     env.update(TAU2_DATA_DIR=str(DATA_DIR), LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONDONTWRITEBYTECODE="1")
+    # These scripts find a task by our <scenario> block and close with EndConversationTool: the seed
+    # prompts, unless a run says --tau2-prompts (tests/e2e/test_upstream_prompts.py runs upstream's).
+    env.update(TAU2_PROMPTS="seed")
     env.update(extra)
     return env
 

@@ -27,7 +27,8 @@ HOW_IT_RAN = {"agent", "duration_s", "conversation_duration_s"}
 def _sweep(results: Path, *extra: str) -> dict[str, Any]:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     command = [sys.executable, "-m", "pytest", "-p", "xdist", "-n", "2", "-q", "-p", "no:cacheprovider",
-               f"--tau2-scenarios={SWEEP}", f"--tau2-results-dir={results}", *extra]  # fmt: skip
+               f"--tau2-scenarios={SWEEP}", f"--tau2-results-dir={results}", "--tau2-prompts=seed",
+               *extra]  # fmt: skip
     run = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     return json.loads((results / "all_metrics.json").read_text("utf-8"))

@@ -87,7 +87,8 @@ def model_run(tmp: Path, transport: str) -> PytestRun:
 
 
 def export(run: PytestRun, out: Path, *, partial: bool = False) -> Exported:
-    written, _ = export_cli.run(run.results_dir, out, partial=partial)
+    # These runs are made with the seed prompts (llm_scripts.subprocess_env): exported all the same.
+    written, _ = export_cli.run(run.results_dir, out, partial=partial, allow_seed_prompts=True)
     return Exported(run, out, written)
 
 
@@ -152,9 +153,18 @@ def test_a_whole_domain_run_exports_results_and_a_draft_submission(offline: Expo
 
 
 def test_a_run_of_some_tasks_is_refused_naming_what_is_missing(model_path: Exported, tmp_path: Path) -> None:
-    code = export_cli.main([str(model_path.run.results_dir), "--into", str(tmp_path / "x")])
+    code = export_cli.main([str(model_path.run.results_dir), "--into", str(tmp_path / "x"), "--allow-seed-prompts"])
     assert code == 1 and not (tmp_path / "x").exists()
     assert [p.name for p in model_path.written] == ["airline.json"]  # --partial: Results only
+
+
+def test_a_run_made_with_the_seed_prompts_is_refused_unless_told(
+    model_path: Exported, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = export_cli.main([str(model_path.run.results_dir), "--into", str(tmp_path / "x"), "--partial"])
+    assert code == 1 and not (tmp_path / "x").exists()
+    error = capsys.readouterr().err
+    assert "the run used seed prompts in 8 results" in error and "--allow-seed-prompts" in error
 
 
 # ---- replay in ------------------------------------------------------------------------------------
@@ -198,7 +208,9 @@ def test_replaying_a_model_path_export_gives_every_reward_again(model_path: Expo
     saved = json.loads((again.results_dir / "all_metrics.json").read_text("utf-8"))["scenarios"]
     stops = {m["scenario"]: m["stop_reason"] for m in saved}
     assert stops["tau2_airline__6"] == "max_turns" and stops["tau2_airline__20"] == "user_stop"
-    assert stops["tau2_airline__13"] == "transfer" and stops["tau2_airline__8"] == "exit"
+    # The exported trajectories end at the user's stop, as upstream's would: the transfer (13) and the
+    # exit tool (8) of the closing turn are not in them, so their replays end on the user's stop.
+    assert stops["tau2_airline__13"] == "user_stop" and stops["tau2_airline__8"] == "user_stop"
     assert {(m["agent"].split(":")[0], m["user"]) for m in saved} == {("replay", "replay")}  # no model anywhere
 
 

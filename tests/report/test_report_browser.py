@@ -81,7 +81,8 @@ def _judge(request: dict[str, Any]) -> Reply:
 def _pytest(results: Path, *args: str) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TAU2_", "PYTEST_"))}
     env.update(TAU2_DATA_DIR=str(DATA_DIR), LITELLM_LOCAL_MODEL_COST_MAP="True")
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--tau2-results-dir={results}", *args]
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--tau2-results-dir={results}",
+               "--tau2-prompts=seed", *args]  # the oracle's own exit tool: the seed prompts  # fmt: skip
     return subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

@@ -54,7 +54,7 @@ def test_the_shipped_list_names_tasks_per_verdict() -> None:
 @pytest.mark.parametrize("name", ["tau2_airline__0", "tau2_airline__9", "tau2_airline__11", "tau2_retail__10"])
 def test_the_list_matches_a_fresh_run(name: str, tmp_path: Path) -> None:
     """The null agent with the scripted user, in process: it passes exactly the listed tasks."""
-    settings = Settings(data_dir=str(DATA_DIR), results_dir=str(tmp_path), agent="null")
+    settings = Settings(data_dir=str(DATA_DIR), results_dir=str(tmp_path), agent="null", prompts="seed")
     scenario = all_scenarios(settings)[name]().bind(settings)
     ctx = participants.Context.for_scenario(scenario, settings)
     agent, user = participants.make_agent(ctx), participants.make_user(ctx)

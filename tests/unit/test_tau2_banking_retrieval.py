@@ -32,7 +32,7 @@ UPSTREAM = json.loads(Path(__file__).with_name("tau2_banking_retrieval_upstream.
 
 
 def scenario(retrieval_name: str, task: str = "task_001", tmp: Path | None = None) -> Any:
-    settings = Settings(data_dir=str(DATA_DIR), sections={"retrieval": retrieval_name})
+    settings = Settings(data_dir=str(DATA_DIR), sections={"retrieval": retrieval_name}, prompts="seed")
     return all_scenarios(settings)[f"tau2_banking_knowledge__{task}"]().bind(settings), settings
 
 
@@ -114,7 +114,7 @@ def test_search_tools_answer_through_the_tool_surface() -> None:
 
 @pytest.mark.parametrize("name", ["bm99", "colbert"])
 def test_other_configurations_are_refused_in_one_line(name: str) -> None:
-    settings = Settings(data_dir=str(DATA_DIR), sections={"retrieval": name})
+    settings = Settings(data_dir=str(DATA_DIR), sections={"retrieval": name}, prompts="seed")
     with pytest.raises(SettingsError) as caught:
         participants.validate_settings(settings)
     message = str(caught.value)

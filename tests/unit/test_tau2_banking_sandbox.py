@@ -32,7 +32,7 @@ needs_bwrap = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def shell() -> object:
-    settings = Settings(data_dir=str(DATA_DIR), sections={"retrieval": "terminal_use"})
+    settings = Settings(data_dir=str(DATA_DIR), sections={"retrieval": "terminal_use"}, prompts="seed")
     scenario = all_scenarios(settings)["tau2_banking_knowledge__task_001"]().bind(settings)
     env = seeding.prepare(scenario, settings).envs["agent"]
     assert [t["function"]["name"] for t in env.schemas()][14:] == ["shell", "EndConversationTool"]
@@ -135,7 +135,7 @@ def test_write_and_alltools_configurations_need_the_sandbox_too(monkeypatch: pyt
 
 @needs_bwrap
 def test_alltools_offers_bm25_dense_and_the_shell_with_the_dense_model_in_its_prompt() -> None:
-    settings = Settings(data_dir=str(DATA_DIR), sections={"retrieval": "AllTools"})
+    settings = Settings(data_dir=str(DATA_DIR), sections={"retrieval": "AllTools"}, prompts="seed")
     scenario = all_scenarios(settings)["tau2_banking_knowledge__task_001"]().bind(settings)
     env = seeding.prepare(scenario, settings).envs["agent"]
     names = [t["function"]["name"] for t in env.schemas()][14:]

@@ -52,7 +52,7 @@ TELECOM_USER_TOOLS = [
 
 @pytest.fixture(scope="module")
 def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(data_dir=str(DATA_DIR), results_dir=str(tmp_path_factory.mktemp("results")))
+    return Settings(data_dir=str(DATA_DIR), results_dir=str(tmp_path_factory.mktemp("results")), prompts="seed")
 
 
 @pytest.fixture(scope="module")

@@ -40,7 +40,7 @@ SIX = ("is_action_match", "db_state_match", "db_state_assertion_pass_rate", "nl_
 
 @pytest.fixture(scope="module")
 def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(data_dir=str(DATA_DIR), results_dir=str(tmp_path_factory.mktemp("results")))
+    return Settings(data_dir=str(DATA_DIR), results_dir=str(tmp_path_factory.mktemp("results")), prompts="seed")
 
 
 @pytest.fixture(scope="module")

@@ -187,10 +187,9 @@ class Tau2BankingKnowledgeBaseScenario(Tau2BaseScenario):
         return agent_prompt(CONFIGS[self.retrieval], folder / "prompts", folder / "documents",
                             list(cast("list[str]", self.task.get("required_documents") or [])))  # fmt: skip
 
-    def get_agent_prompt(self) -> str:
-        return prompts.agent_prompt(self.policy_text())
-
     def get_user_prompt(self) -> str:
+        if self.upstream_view is not None:
+            return super().get_user_prompt()
         name = "simulation_guidelines_tools.md" if self.user_tool_classes else "simulation_guidelines.md"
         guidelines = read_text(self.root / "tau2" / "user_simulator" / name)
         return prompts.user_prompt(guidelines, self.task.get("user_scenario") or {})

@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, cast
 
-from pytest_tau2.domains.tau2_common import prompts
+from pytest_tau2.domains.tau2_common import prompts, upstream_view
 from pytest_tau2.domains.tau2_common.task_types import EnvCall, EvaluationCriteria, GoldAction, Instructions, Tau2Task
 from pytest_tau2.domains.tau2_common.tasks import load_split_ids, load_tasks, read_text, tau2_data_root, tau2_pin
 from pytest_tau2.environment.jsontypes import JSONObject
@@ -41,6 +41,10 @@ class Tau2BaseScenario(Scenario):
     policy_files: ClassVar[Sequence[str]] = ("policy.md",)
     guidelines_file: ClassVar[str] = "tau2/user_simulator/simulation_guidelines.md"
     agent_greeting = GREETING
+    prompts_used: str = upstream_view.SEED
+    """The prompts this scenario's participants are shown (``--tau2-prompts``; set by :meth:`bind`)."""
+    upstream_view: JSONObject | None = None
+    """The tau2 view file's content under ``--tau2-prompts upstream`` (None: the seed prompts)."""
     max_turns = 100
     max_duration = 1800.0
 
@@ -62,7 +66,7 @@ class Tau2BaseScenario(Scenario):
         return root
 
     def data_pin(self, settings: Settings) -> JSONObject | None:
-        return tau2_pin(settings, self.tau2_domain).to_dict()
+        return {**tau2_pin(settings, self.tau2_domain).to_dict(), "prompts": self.prompts_used}
 
     @property
     def root(self) -> Path:
@@ -77,7 +81,9 @@ class Tau2BaseScenario(Scenario):
         Under ``--tau2-verdict tau2-reward`` the item's whitelist becomes tau2's reward alone:
         the six signals are still computed and saved, under ``excluded``.
         """
-        self.data_root(settings)
+        root = self.data_root(settings)
+        used, view = upstream_view.find_view(getattr(settings, "prompts", upstream_view.UPSTREAM), root)
+        self.__dict__["prompts_used"], self.__dict__["upstream_view"] = used, view
         if getattr(settings, "verdict", None) == TAU2_REWARD_VERDICT:
             # An instance value shadows the domain's ClassVar or cached_property for this item only.
             self.__dict__["success_signals"] = (TAU2_REWARD.signal,)
@@ -152,7 +158,8 @@ class Tau2BaseScenario(Scenario):
     @property
     def agent_resources(self) -> Resources:
         tools: dict[str, JSONObject] = {cls.__name__: {} for cls in self.agent_tool_classes}
-        tools["EndConversationTool"] = {}
+        if self.upstream_view is None:  # upstream's agent has no tool that ends the conversation
+            tools["EndConversationTool"] = {}
         return Resources(tools=tools, information=[f"policy: tau2/domains/{self.tau2_domain}/{self.policy_files[0]}"])
 
     @property
@@ -165,11 +172,25 @@ class Tau2BaseScenario(Scenario):
         return read_text(self.root / "tau2" / "domains" / self.tau2_domain / self.policy_files[0])
 
     def get_agent_prompt(self) -> str:
+        if self.upstream_view is not None:
+            return upstream_view.agent_system_prompt(self.upstream_view, self.policy_text())
         return prompts.agent_prompt(self.policy_text())
 
     def get_user_prompt(self) -> str:
+        if self.upstream_view is not None:
+            scenario = self.task.get("user_scenario") or {}
+            return upstream_view.user_system_prompt(
+                self.upstream_view, scenario, with_tools=bool(self.user_tool_classes)
+            )
         guidelines = read_text(self.root / self.guidelines_file)
         return prompts.user_prompt(guidelines, self.task.get("user_scenario") or {})
+
+    def tool_schemas(self, side: str) -> dict[str, JSONObject]:
+        """Upstream's schemas of ``side``'s tools by name under ``--tau2-prompts upstream`` (else
+        none: each tool describes itself); a tool upstream's view lacks keeps its own."""
+        if self.upstream_view is None:
+            return {}
+        return upstream_view.tool_schemas(self.upstream_view, self.tau2_domain, side)
 
     def user_opening(self) -> str:
         return str(self.instructions.get("reason_for_call") or self.description)

@@ -1,0 +1,158 @@
+"""``--tau2-prompts upstream`` (the default) on the model path: the first request of the agent and
+of the simulated user, as the loopback OpenAI server received them through litellm and the wire
+path, equal what upstream tau2 sends at the pin. The reference is the tau2 view file
+(``agent_view.json``, generated from upstream's code), read here at run time as the product reads
+it: no upstream sentence is in this repository.
+
+And the tau2 reward stops where upstream stops: a banking customer who opens with ``###STOP###``
+ends the conversation at once under ``upstream``; under ``seed`` the agent's closing turn may not
+do the task (its writes are refused) and the reward is scored on the conversation up to the stop.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.llm_scripts import DATA_DIR, STOP, call, model_options, node, run_pytest
+from tests.support.fake_openai import FakeOpenAIServer, Reply, text
+
+VIEW = Path(os.environ.get("TAU2_VIEW_FILE") or DATA_DIR.resolve().parent / "tau2-view" / "agent_view.json")
+pytestmark = pytest.mark.skipif(not VIEW.is_file(), reason=f"no tau2 view file at {VIEW} (set TAU2_VIEW_FILE)")
+
+SCENARIOS = {  # domain -> (scenario, task file)
+    "retail": ("tau2_retail__0", None),
+    "airline": ("tau2_airline__0", None),
+    "mock": ("tau2_mock__create_task_1", None),
+    "banking_knowledge": ("tau2_banking_knowledge__task_001", "tasks/task_001.json"),
+}
+
+
+def _view() -> dict[str, Any]:
+    return dict(json.loads(VIEW.read_text("utf-8")))
+
+
+def _task(domain: str, scenario: str, task_file: str | None) -> dict[str, Any]:
+    folder = DATA_DIR / "tau2" / "domains" / domain
+    if task_file:
+        return dict(json.loads((folder / task_file).read_text("utf-8")))
+    task_id = scenario.split("__", 1)[1]
+    return next(t for t in json.loads((folder / "tasks.json").read_text("utf-8")) if str(t["id"]) == task_id)
+
+
+def _telecom() -> tuple[str, dict[str, Any]]:
+    """The first base telecom task, and its scenario name (as the registry names it)."""
+    import pytest_tau2.domains.tau2_sources  # noqa: F401  (registers the tau2 domains)
+    from pytest_tau2.scenario.registry import all_scenarios
+    from pytest_tau2.settings import Settings
+
+    settings = Settings(data_dir=str(DATA_DIR), results_dir="unused")
+    name = next(n for n in all_scenarios(settings) if n.startswith("tau2_telecom__"))
+    scenario = all_scenarios(settings)[name]().bind(settings)
+    return name, dict(scenario.task)
+
+
+def _user_reply(request: dict[str, Any]) -> Reply:
+    said = sum(1 for m in request["messages"] if m.get("role") == "assistant")
+    return text("Hello, I need some help with my account, please." if said == 0 else f"Thanks, bye. {STOP}")
+
+
+def _first(requests: list[dict[str, Any]], model: str, system: Any) -> dict[str, Any]:
+    for request in requests:
+        messages = request.get("messages") or []
+        if request.get("model", "").endswith(model) and messages and system(messages[0].get("content")):
+            return request
+    raise AssertionError(f"no {model} request with the expected system prompt")
+
+
+def test_first_requests_of_agent_and_user_equal_upstreams(tmp_path: Path) -> None:
+    view = _view()
+    greeting = "Hi! How can I help you today?"  # the fixed opening turn (shared tau2-reference 5.2)
+    telecom_name, telecom_task = _telecom()
+    cases = {d: (name, _task(d, name, f)) for d, (name, f) in SCENARIOS.items()} | {
+        "telecom": (telecom_name, telecom_task)
+    }
+    with FakeOpenAIServer() as server:
+        server.add_handler("agent", text("I can help with that."))
+        server.add_handler("user", _user_reply)
+        run = run_pytest(
+            [*(node(name) for name, _ in cases.values()), *model_options(server), "--tau2-prompts", "upstream"],
+            tmp_path,
+        )
+        requests = server.requests
+    assert "prompts=seed" not in run.output, run.output[-2000:]
+    for domain, (name, task) in cases.items():
+        expected = view["domains"][domain]
+        agent = _first(requests, "agent", lambda s, e=expected: s == e["agent_system_prompt"])
+        opening = "Hello, I need some help with my account, please."
+        assert agent["messages"] == [
+            {"role": "system", "content": expected["agent_system_prompt"]},
+            {"role": "assistant", "content": greeting},
+            {"role": "user", "content": opening},
+        ], domain
+        assert agent["tools"] == expected["tools"], domain  # names, descriptions, parameters, order
+        assert "EndConversationTool" not in json.dumps(agent["tools"])
+
+        instructions = task["user_scenario"]["instructions"]
+        structured = isinstance(instructions, dict)
+        reason = str(instructions["reason_for_call"] if structured else instructions).split("\n")[0]
+        user = _first(requests, "user", lambda s, r=reason: isinstance(s, str) and r in s)
+        granted = task.get("user_tools")
+        wanted = [t for t in expected["user_tools"] if granted is None or t["function"]["name"] in granted]
+        guidelines = view["user_guidelines"]["tools" if wanted else "plain"]
+        system = user["messages"][0]["content"]
+        head = view["user_system_prompt_template"].split("{instructions}")[0]
+        assert system.startswith(head.format(global_user_sim_guidelines_with_persona=guidelines)), domain
+        assert system.endswith("\n</scenario>") and "\nInstructions:\n\t" in system, domain
+        assert not structured or "\tReason for call:\n\t\t" in system, domain
+        assert user["messages"][1:] == [{"role": "user", "content": greeting}], domain
+        assert user.get("tools", []) == wanted, domain
+        saved = run.results_dir / name / "scenario_config"  # what the run says it sent
+        assert json.loads((saved / "tools.json").read_text("utf-8"))["agent"] == expected["tools"], domain
+        assert (saved / "agent_prompt.txt").read_text("utf-8") == expected["agent_system_prompt"], domain
+        metrics = run.metrics(name)
+        assert metrics["data_pin"]["prompts"] == "upstream"
+        assert metrics["stop_reason"] == "user_stop" and metrics["clean_exit"] is True, domain
+    run_json = json.loads((run.results_dir / "run.json").read_text("utf-8"))
+    assert run_json["fingerprint"]["prompts"] == "upstream"
+    assert "Prompts: upstream" in run.summary()
+
+
+BANK = "tau2_banking_knowledge__task_075"  # DB basis; the gold verifies, unlocks and calls a discoverable write
+
+
+@pytest.mark.parametrize("prompts", ["upstream", "seed"])
+def test_a_customer_who_opens_with_stop_gets_upstreams_reward(tmp_path: Path, prompts: str) -> None:
+    task = _task("banking_knowledge", BANK, "tasks/task_075.json")
+    gold = [a for a in task["evaluation_criteria"]["actions"] if a.get("requestor", "assistant") == "assistant"]
+    with FakeOpenAIServer() as server:
+        # The agent would do the whole task in its closing turn, one gold call per step, then say goodbye.
+        server.add_handler(
+            "agent",
+            lambda request: (
+                call(gold[n]["name"], gold[n]["arguments"])
+                if (n := sum(1 for m in request["messages"] if m.get("role") == "tool")) < len(gold)
+                else text("Goodbye!")
+            ),
+        )
+        server.add_handler("user", text(f"Never mind. {STOP}"))
+        run = run_pytest([node(BANK), *model_options(server), "--tau2-prompts", prompts], tmp_path)
+        agent_requests = [r for r in server.requests if r.get("model", "").endswith("agent")]
+    metrics = run.metrics(BANK)
+    # Upstream: the user's stop ends the conversation; the DB is untouched, so the DB basis fails.
+    assert metrics["tau2_reward"] == 0.0, metrics
+    assert metrics["tau2_reward_breakdown"] == {"DB": 0.0}
+    messages = run.transcript(BANK)
+    if prompts == "upstream":
+        assert not agent_requests and metrics["stop_reason"] == "user_stop" and metrics["clean_exit"] is True
+        assert [m["role"] for m in messages] == ["assistant", "user"]
+    else:
+        refused = [m for m in messages if m.get("role") == "tool" and m.get("closing_turn")]
+        writes = [a["name"] for a in gold if a["name"] != "unlock_discoverable_agent_tool"]
+        assert [m["name"] for m in refused if m["name"] in writes] == writes
+        assert all(m["error"] for m in refused)
+        assert metrics["data_pin"]["prompts"] == "seed"
