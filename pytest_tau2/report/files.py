@@ -27,7 +27,7 @@ def write_json(path: Path, data: object) -> None:
 
 
 def write_text(path: Path, text: str, *, make_parent: bool = True) -> None:
-    """Atomically write ``text``; the file gets the umask's mode, as every result file (report/atomic.py)."""
+    """Atomically write ``text``; the file gets the umask's mode, as every result file (storage/atomic.py)."""
     if make_parent:
         path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, text)

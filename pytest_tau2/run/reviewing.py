@@ -19,7 +19,7 @@ from pytest_tau2.settings import Settings
 
 if TYPE_CHECKING:
     from pytest_tau2.llm.cassette import Cassette
-    from pytest_tau2.run.outcome import ScenarioOutcome
+    from pytest_tau2.scenario.outcome import ScenarioOutcome
 
 
 def configs_for(models: str, args: str | None) -> list[ModelConfig]:

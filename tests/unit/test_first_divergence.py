@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_tau2.run.outcome import ScenarioOutcome
+from pytest_tau2.scenario.outcome import ScenarioOutcome
 
 from pytest_tau2.conversation.offline import GoldPlan, OracleAgent, ScriptedUser
 from pytest_tau2.report.metrics import build_record

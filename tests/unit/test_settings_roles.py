@@ -112,7 +112,7 @@ def test_a_repeated_list_option_keeps_every_value_as_the_comma_form_does(name: s
 
 
 def test_the_list_options_are_the_ones_that_take_lists() -> None:
-    assert {o.name for o in all_options() if o.repeatable} == {"scenarios", "judge_model", "price"}
+    assert {o.name for o in all_options() if o.repeatable} == {"scenarios", "judge_model", "review_model", "price"}
 
 
 def test_both_repeated_prices_count_for_the_roles_and_the_budget() -> None:
