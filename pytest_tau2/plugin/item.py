@@ -59,6 +59,8 @@ SUBRESULTS_KEY = pytest.StashKey[list[SubResult]]()
 SAVER_KEY = pytest.StashKey[Saver]()
 """Where this process saves each result as soon as it is made (session.py sets it): the results
 folder's writer, or (an xdist worker) its link to the controller. Absent: results travel in reports."""
+SETUP_TIME_KEY = pytest.StashKey[tuple[float, float]]()
+"""A passed setup's duration and start, from its report to the call report (_scenario_time_on_call)."""
 ANSWER_TIMEOUT_S = 120.0
 """How long an item waits to hear that its result is saved; past it, the result travels in its report."""
 
@@ -265,6 +267,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     """Attach the scenario's result payload to its setup report: it travels with the report
     (xdist serializes the report's attributes) to the process that writes the results folder."""
     report = yield
+    if scenario_name(item) is not None:
+        _scenario_time_on_call(item, call, report)
     if call.when == "setup" and RESULT_KEY in item.stash:
         report.tau2_result = item.stash[RESULT_KEY]
         del item.stash[RESULT_KEY]  # the report holds it now; items live as long as the session
@@ -275,6 +279,26 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.sections.append((SUBRESULTS_SECTION, "\n".join(subresults.lines(gated)) + "\n"))
         del item.stash[SUBRESULTS_KEY]
     return report
+
+
+def _scenario_time_on_call(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
+    """The conversation runs in setup, but runners take a test's time from its call report
+    (TeamCity/PyCharm, JUnit's ``junit_duration_report=call``, ``--durations``' call line): a
+    passed setup's time moves onto the call report, so the total (JUnit's default) stays the
+    same and the call report carries the scenario's time. A setup that fails or skips keeps its
+    time (there is no call report then); so does ``--setup-only``/``--setup-plan``."""
+    if call.when == "setup":
+        if SETUP_TIME_KEY in item.stash:
+            del item.stash[SETUP_TIME_KEY]
+        options = item.config.option
+        if report.passed and not (getattr(options, "setuponly", False) or getattr(options, "setupplan", False)):
+            item.stash[SETUP_TIME_KEY] = (report.duration, report.start)
+            report.duration = 0.0
+    elif call.when == "call" and SETUP_TIME_KEY in item.stash:
+        duration, start = item.stash[SETUP_TIME_KEY]
+        del item.stash[SETUP_TIME_KEY]
+        report.duration += duration
+        report.start = start
 
 
 # ---- the test function ----------------------------------------------------------------------------
