@@ -135,3 +135,25 @@ def test_the_mcp_example_runs_after_the_setup(tmp_path: Path) -> None:
     assert " error" not in done.stdout.splitlines()[-1], done.stdout[-3000:]
     assert re.search(r"\b6 (failed|passed)", done.stdout.splitlines()[-1]), done.stdout[-3000:]
     assert "agent=mcp:python examples/mcp_agent/minimal_agent.py" in done.stdout
+
+
+@requires_data("retail", "airline", "telecom", "mock", "banking_knowledge")
+def test_the_readmes_scenario_count_is_what_pytest_tau2_list_counts() -> None:
+    listed = subprocess.run(
+        [sys.executable, "-m", "pytest_tau2.cli", "list"], cwd=REPO, env=clean_env(), capture_output=True, text=True,
+        timeout=300, check=False,
+    )  # fmt: skip
+    total = re.search(r"^(\d+) scenarios in \d+ domains$", listed.stdout, re.MULTILINE)
+    assert total, listed.stdout[-2000:] + listed.stderr[-2000:]
+    said = re.findall(r"for the (\d+) scenarios here", README.read_text("utf-8"))
+    assert said == [total[1]]
+
+
+def test_no_example_writes_a_file_git_would_see() -> None:
+    """A file an example writes lands under tau2-results/ (ignored), not as an untracked file in the clone."""
+    ignored = [line.strip() for line in (REPO / ".gitignore").read_text("utf-8").splitlines()]
+    for words in _pytest_lines():
+        for word in words:
+            if word.startswith("--junitxml="):
+                target = word.split("=", 1)[1]
+                assert any(target.startswith(i) or target == i for i in ignored), target
