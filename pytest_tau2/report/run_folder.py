@@ -98,9 +98,8 @@ def _without_endpoint(safe: dict[str, Any]) -> dict[str, Any]:
 
 def endpoints(settings: Settings) -> dict[str, str]:
     """The model server of each side that names one (``api_base``/``base_url``; credentials masked)."""
-    from pytest_tau2.run import participants
-
     from pytest_tau2.llm.ratelimit import DEFAULT_OPENAI_BASE, endpoint_name
+    from pytest_tau2.run import participants
 
     out: dict[str, str] = {}
     for side in ("agent", "user", "judge"):
