@@ -4,7 +4,8 @@ pytest-tau2 starts it once per scenario (``--tau2-agent mcp:"python examples/mcp
 with the scenario's MCP endpoint in ``TAU2_MCP_URL``. The agent reads the policy from the server's
 instructions, hears the customer, and answers turn by turn: each turn is one ``agent.run`` in which
 the model may call the domain tools; its final text is said to the customer through
-``send_message_to_user``, whose result is the customer's next words.
+``send_message_to_user``, whose result is the customer's next words. When the customer ends the
+call, the model still takes its closing turn (docs/mcp.md): it may end the call itself then.
 
 The model is any OpenAI-compatible endpoint: ``AGENT_MODEL`` (default gpt-4.1-mini),
 ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``.
@@ -12,6 +13,7 @@ The model is any OpenAI-compatible endpoint: ``AGENT_MODEL`` (default gpt-4.1-mi
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
@@ -47,6 +49,12 @@ async def main() -> None:
             result = await agent.run(words, message_history=history)
             history = result.all_messages()
             words, over = heard(await tools.direct_call_tool(SAY, {"text": result.output}))
+        # The customer has left: one closing turn remains, in which the model hears their last
+        # words and may still call tools (EndConversationTool ends the call: a clean exit).
+        result = await agent.run(words, message_history=history)
+        if result.output:
+            with contextlib.suppress(Exception):  # the call may have ended in this turn: nothing to say then
+                await tools.direct_call_tool(SAY, {"text": result.output})
 
 
 if __name__ == "__main__":

@@ -179,10 +179,14 @@ class BotSession:
                 f"shared_state_init {_db_paths(init)}: escapes the data root (an absolute path, '..', or a "
                 "symlink leading out of it); give a path relative to the data root",
             ) from None
-        except DataError:  # not a string
-            raise SessionError(
-                "bad_db_path", f"shared_state_init {_db_paths(init)}: a db_path must be a string"
-            ) from None
+        except DataError:  # not a string, or a file that is no database of this scenario (its paths stay here)
+            strings = all(isinstance(v, str) for k, v in init.items() if k == "db_path" or k.endswith("_db_path"))
+            why = (
+                "the file is not a database this scenario can read (not JSON, or not its domain's shape)"
+                if strings
+                else "a db_path must be a string"
+            )
+            raise SessionError("bad_db_path", f"shared_state_init {_db_paths(init)}: {why}") from None
         except (ValueError, OSError) as exc:  # a NUL byte in the path, a name too long, a folder...
             raise SessionError(
                 "bad_db_path", f"shared_state_init {_db_paths(init)}: not a readable path ({type(exc).__name__})"

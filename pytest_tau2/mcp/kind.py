@@ -28,13 +28,20 @@ def _mcp(view: TrialView, argument: str | None) -> Participant:
     return McpAgent(argument, view.scenario, reply_timeout=view.settings.agent_timeout, env=env)
 
 
+MCP_INSTALL = 'pip install -e ".[mcp]"'
+"""The README's set-up line, which installs the MCP SDK (the ``mcp`` extra) with the plugin."""
+
+
 def _validate_mcp(settings: Settings, argument: str | None) -> None:
     if not (argument or "").strip():
         raise SettingsError(
             '--tau2-agent mcp:COMMAND needs the command that starts the agent, e.g. --tau2-agent mcp:"python agent.py"'
         )
     if importlib.util.find_spec("mcp") is None:
-        raise SettingsError("--tau2-agent mcp needs the MCP SDK: pip install 'pytest-tau2[mcp]' (docs/mcp.md)")
+        raise SettingsError(
+            "--tau2-agent mcp needs the MCP SDK (the mcp package), which this environment lacks: "
+            f'{MCP_INSTALL} in the pytest-tau2 clone, or pip install "mcp>=2.3,<3" (docs/mcp.md)'
+        )
 
 
 MCP = ParticipantKind(

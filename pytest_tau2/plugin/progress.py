@@ -71,6 +71,15 @@ def progress_text(
     return " | ".join(parts)
 
 
+def fitted(text: str, room: int) -> str:
+    """`` `` + as many of the line's `` | ``-separated parts, from the first, as fit in ``room``
+    columns ("" when not even the first does): a narrow terminal shows fewer parts, never a cut word."""
+    parts = text.split(" | ")
+    while parts and len(" " + " | ".join(parts)) > room:
+        parts.pop()
+    return " " + " | ".join(parts) if parts else ""
+
+
 def _duration(seconds: float) -> str:
     whole = round(seconds)
     if whole >= 3600:
@@ -197,7 +206,9 @@ class Progress:
         room = self._room()
         if self._fd is None or room < MIN_WIDTH:
             return
-        text = (" " + self._text)[:room]
+        text = fitted(self._text, room)
+        if not text:
+            return
         self.config.get_terminal_writer().flush()
         self._raw(text)
         self._shown = len(text)

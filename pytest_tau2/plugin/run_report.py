@@ -249,7 +249,7 @@ class RunReport:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.is_worker or not self.started:
+        if self.is_worker or not (self.started or self.budget_skipped):  # a budget may stop every scenario
             return
         metrics, errors = self.entries()
         reached = set(self.started.values())  # saved when made, for items pytest never reached
@@ -278,7 +278,7 @@ class RunReport:
         self.required_failed = self.required_failed or required
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.is_worker or not self.started or self.session is None:
+        if self.is_worker or not (self.started or self.budget_skipped) or self.session is None:
             return
         terminalreporter.section("tau2 summary")
         text = self.summary_text or self._text(self.session, *self.entries())

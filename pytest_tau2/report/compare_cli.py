@@ -1,5 +1,5 @@
-"""``pytest-tau2 compare A B [--json FILE] [--intersect] [--power P --delta D]``: is B better than A?
-The paired comparison of two saved results folders (:mod:`.compare_runs`, docs/statistics.md)."""
+"""``pytest-tau2 compare A B [--json FILE] [--intersect] [--allow-different-rules] [--power P --delta D]``:
+is B better than A? The paired comparison of two saved results folders (:mod:`.compare_runs`, docs/statistics.md)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,13 @@ def load_side(path: Path) -> RunSide:
         run = load_run(Path(path))
     except ReportInputError as exc:
         raise CompareError(str(exc)) from None
-    return RunSide(str(path), list(run.scenarios), [e.name for e in run.errors_without_result])
+    fingerprint = run.info.get("fingerprint")
+    return RunSide(
+        str(path),
+        list(run.scenarios),
+        [e.name for e in run.errors_without_result],
+        dict(fingerprint) if isinstance(fingerprint, dict) else None,
+    )
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "pytest-tau2 compare") -> int:
@@ -33,6 +39,12 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "pytest-tau2 compare"
     parser.add_argument("b", type=Path, metavar="B", help="the results folder of the change")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the comparison as JSON")
     parser.add_argument("--intersect", action="store_true", help="compare the scenarios both runs have")
+    parser.add_argument(
+        "--allow-different-rules",
+        action="store_true",
+        help="compare runs scored under different rules (min agent turns, judges, judge prompt, verdict, "
+        "limits) and note each difference, instead of refusing",
+    )
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     parser.add_argument("--ci-level", type=float, default=0.95, help="interval level (default 0.95)")
     parser.add_argument("--power", type=float, metavar="P", help="runs needed to detect --delta with power P")
@@ -47,7 +59,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "pytest-tau2 compare"
             check_effect(args.delta, args.alpha, args.power)
         power = None if args.power is None else (args.power, args.delta)
         result = compare(load_side(args.a), load_side(args.b), intersect=args.intersect, alpha=args.alpha,
-                         level=args.ci_level, power=power)  # fmt: skip
+                         level=args.ci_level, power=power, different_rules=args.allow_different_rules)  # fmt: skip
     except (CompareError, ValueError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2

@@ -5,6 +5,9 @@ comparison view of the report.
 The two runs must have seen the same scenarios with the same tau2 data: a comparison over
 different task sets or data is refused, naming what differs, unless ``--intersect`` (then only
 the scenarios both have are compared, and a data pin difference is reported beside the verdict).
+Nor may they have been scored under different rules (:data:`SCORING_RULES` of the two run.json
+fingerprints, when both sides have one): such a comparison is refused, naming each rule that
+differs, unless ``different_rules`` (``--allow-different-rules``): then the rules are noted.
 """
 
 from __future__ import annotations
@@ -23,6 +26,15 @@ from pytest_tau2.stats.intervals import check_level, level_text
 
 SHOWN = 12
 """Task names listed per line before "and N more"."""
+SCORING_RULES = (
+    "min_agent_turns", "judge_model", "judge_prompt", "verdict",
+    "max_turns", "max_duration", "max_tool_errors", "max_user_steps", "max_messages", "max_tokens", "max_cost",
+    "telecom_tasks", "retrieval",
+)  # fmt: skip
+"""Fingerprint fields that decide how a conversation is limited and scored: two runs that differ
+in one measure different things, whatever their agents."""
+RULE_DEFAULTS = {"judge_prompt": "ours"}
+"""A fingerprint leaves out a field at its default (run_folder.fingerprint)."""
 
 
 class CompareError(Tau2Error):
@@ -36,6 +48,8 @@ class RunSide:
     label: str
     records: list[ScenarioRecord]
     errored: list[str] = field(default_factory=list)
+    fingerprint: dict[str, Any] | None = None
+    """The run's settings fingerprint (run.json), when it has one."""
 
     @property
     def tasks(self) -> set[str]:
@@ -61,6 +75,7 @@ class RunSide:
             self.label,
             [r for r in self.records if r.scenario in tasks],
             [e for e in self.errored if split_trial_id(e)[0] in tasks],
+            self.fingerprint,
         )
 
 
@@ -182,6 +197,27 @@ def check_pairing(a: RunSide, b: RunSide, *, intersect: bool) -> tuple[RunSide, 
     return a.only(common), b.only(common), notes
 
 
+def rule_differences(a: RunSide, b: RunSide) -> list[str]:
+    """Each scoring rule the two runs' fingerprints differ in (none when a side has no run.json)."""
+    if a.fingerprint is None or b.fingerprint is None:
+        return []
+    out = []
+    for key in SCORING_RULES:
+        then = a.fingerprint.get(key, RULE_DEFAULTS.get(key))
+        now = b.fingerprint.get(key, RULE_DEFAULTS.get(key))
+        if then != now:
+            out.append(f"{key}: A {_shown(then)}, B {_shown(now)}")
+    return out
+
+
+def _shown(value: Any) -> str:
+    """A fingerprint value in a line: a judge by its model name(s), the rest as JSON."""
+    judges = value if isinstance(value, list) else [value]
+    if value and all(isinstance(j, dict) and "model" in j for j in judges):
+        return ",".join(str(j["model"]) + (f" {j['args']}" if j.get("args") else "") for j in judges)
+    return "none" if value is None else json.dumps(value, sort_keys=True)
+
+
 def compare(
     a: RunSide,
     b: RunSide,
@@ -190,12 +226,21 @@ def compare(
     alpha: float = 0.05,
     level: float = 0.95,
     power: tuple[float, float] | None = None,
+    different_rules: bool = False,
 ) -> Comparison:
     """The paired comparison of two sides: the run, each domain (Holm-corrected), notes."""
     check_level(level)
     if not 0 < alpha < 1:
         raise CompareError(f"alpha must be between 0 and 1, got {alpha!r}")
+    rules = rule_differences(a, b)
+    if rules and not different_rules:
+        raise CompareError(
+            "the runs were scored under different rules, so their difference is not the agents': "
+            + "; ".join(rules)
+            + " (--allow-different-rules compares them anyway, noting this)"
+        )
     a, b, notes = check_pairing(a, b, intersect=intersect)
+    notes += [f"scored under different rules: {line}" for line in rules]
     options: dict[str, Any] = {"alpha": alpha, "level": level}
     run = compare_scope("run", a.records, b.records, errored_a=a.errored, errored_b=b.errored, power=power, **options)
     domains = []

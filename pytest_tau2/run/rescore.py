@@ -70,6 +70,11 @@ class RescoreError(Tau2Error):
     """The folder cannot be re-scored as asked (the message names it and why)."""
 
 
+class JudgeUnreachable(RescoreError):
+    """The new judge cannot be reached (credentials, nothing at its address, every retry failed):
+    the re-score stops at the first such error, as a pytest run does, and writes no folder."""
+
+
 @dataclass
 class SavedJudge:
     """The saved run's verdicts, used again when no judge option is given (no model call)."""
@@ -94,6 +99,17 @@ class Rescored:
     errors: list[ErrorEntry]
     info: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
+    new_errors: list[str] = field(default_factory=list)
+    """One line per infrastructure error of this re-score (a judge that could not grade), not the saved run's."""
+
+    def count_line(self) -> str:
+        """What was re-scored: results scored, infrastructure errors, results without a result."""
+        infra = sum(1 for r in self.records if r.infrastructure_error)
+        scored = len(self.records) - infra
+        return (
+            f"re-scored {len(self.records)} results: {scored} scored, {infra} infrastructure errors "
+            f"({len(self.new_errors)} of them new in this re-score); {len(self.errors)} without a result"
+        )
 
 
 def settings_for(folder: ShardFolder, cli: Mapping[str, Any], into: Path, environ: Mapping[str, str]) -> Settings:
@@ -170,7 +186,15 @@ async def _rescored(
         judge = trial.judge
     elif scenario.nl_assertions and agreement.nl_verdicts(record):
         judge = SavedJudge(list(agreement.nl_verdicts(record)), _model_of(record))
-    outcome = await trial.run(agent, user, judge)
+    try:
+        outcome = await trial.run(agent, user, judge)
+    except Tau2Error as exc:  # bad data, a malformed gold definition: this item's error
+        return None, ErrorEntry(scenario=record.folder, reason=f"{type(exc).__name__}: {exc}"), 0
+    failed = outcome.judge_error
+    if failed is not None and getattr(failed, "fatal", False) and not keep_verdicts:
+        # Every later judge call would fail the same way: stop here, naming the judge and the cause.
+        label = ",".join(role.model for role in settings.roles.judges)
+        raise JudgeUnreachable(f"the judge {label} cannot be reached (re-scoring {record.folder}): {failed}")
     result = trial.result(outcome, agent, user)
     failure = writer.save(result.payload)
     if failure is not None:
@@ -240,12 +264,26 @@ async def _all(
     catalog = Catalog(settings)
     slots = asyncio.Semaphore(max(1, settings.concurrency))
 
+    stopped: list[JudgeUnreachable] = []
+
     async def one(record: ScenarioRecord) -> tuple[ScenarioRecord | None, ErrorEntry | None, int]:
         async with slots:
-            return await _one(record, folder, settings, catalog, writer, keep)
+            if stopped:  # a trial that was waiting for its slot when the judge was found unreachable
+                raise stopped[0]
+            try:
+                return await _one(record, folder, settings, catalog, writer, keep)
+            except JudgeUnreachable as exc:
+                stopped.append(exc)
+                raise
 
+    tasks = [asyncio.ensure_future(one(record)) for record in folder.metrics]
     try:
-        return list(await asyncio.gather(*(one(record) for record in folder.metrics)))
+        return list(await asyncio.gather(*tasks))
+    except BaseException:  # the first unreachable judge: no later trial starts or finishes
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
     finally:
         await close_model_clients(settings)
 
@@ -270,7 +308,13 @@ def rescore(
     into.mkdir(parents=True, exist_ok=True)
     writer = ResultWriter(into)
     started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    done = asyncio.run(_all(folder, settings, writer, keep))
+    try:
+        done = asyncio.run(_all(folder, settings, writer, keep))
+    except JudgeUnreachable as exc:
+        import shutil
+
+        shutil.rmtree(into, ignore_errors=True)  # new or empty before: no half-scored folder is left
+        raise JudgeUnreachable(f"{exc} (stopped; {into} not written)") from None
     records = sorted((r for r, _, _ in done if r is not None), key=lambda r: r.folder + "\0")
     errors = [e for _, e, _ in done if e is not None]
     errors += [replace_reason(e, "in the saved run: ") for e in folder.errors]  # never had a conversation
@@ -316,7 +360,11 @@ def rescore(
             raise problem
         warnings.append(f"{name} not written: {type(problem).__name__}: {problem}")
     write_junit(into / JUNIT_NAME, records, errors, suite="pytest-tau2 rescore", mode=settings.junit_properties)
-    return Rescored(into, records, errors, json.loads(json.dumps(info.document(), default=str)), warnings)
+    before = {r.folder: r.infrastructure_error for r in folder.metrics}
+    new_errors = [
+        f"{r.folder}: {r.infrastructure_error}" for r in records if r.infrastructure_error and not before.get(r.folder)
+    ]
+    return Rescored(into, records, errors, json.loads(json.dumps(info.document(), default=str)), warnings, new_errors)
 
 
 def replace_reason(entry: ErrorEntry, prefix: str) -> ErrorEntry:
@@ -370,9 +418,15 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "pytest-tau2 rescore"
     for warning in done.warnings:
         print(f"{prog}: warning: {warning}", file=sys.stderr)
     changed = done.info.get("rescored", {}).get("changed") or []
-    print(f"re-scored {len(done.records)} results, {len(done.errors)} errors without a result")
+    print(done.count_line())
     for line in changed:
         print(f"  changed: {line}")
     print((done.into / "all_summary.txt").read_text("utf-8").rstrip())
     print(f"results: {done.into}")
+    if done.new_errors:  # as a pytest run with an errored item: not a clean re-score
+        print(
+            f"{prog}: {len(done.new_errors)} infrastructure errors in this re-score; first: {done.new_errors[0]}",
+            file=sys.stderr,
+        )
+        return 1
     return 0

@@ -92,6 +92,8 @@ def _without_endpoint(safe: dict[str, Any]) -> dict[str, Any]:
 
 def endpoints(settings: Settings) -> dict[str, str]:
     """The model server of each side that names one (``api_base``/``base_url``; credentials masked)."""
+    from pytest_tau2.llm.ratelimit import DEFAULT_OPENAI_BASE, endpoint_name
+
     out: dict[str, str] = {}
     for side in ("agent", "user", "judge"):
         role = settings.roles.first(side)
@@ -100,6 +102,13 @@ def endpoints(settings: Settings) -> dict[str, str]:
             where = next((args[k] for k in ENDPOINT_ARGS if isinstance(args.get(k), str)), None)
             if where:
                 out[side] = where
+                continue
+            # No api_base: an OpenAI model goes where OPENAI_BASE_URL / OPENAI_API_BASE say (as
+            # the wire path and litellm send it), which is worth showing as much as an api_base.
+            provider, _, base = endpoint_name(role.config).partition(" ")
+            named = next((n for n in ("OPENAI_BASE_URL", "OPENAI_API_BASE") if os.environ.get(n)), None)
+            if provider == "openai" and named is not None and base != DEFAULT_OPENAI_BASE:
+                out[side] = f"{base} (from {named})"
     return out
 
 

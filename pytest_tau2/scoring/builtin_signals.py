@@ -91,15 +91,15 @@ def _db_state_assertions(inp: ScoringInput) -> SignalResult:
 
 
 def _predicate_message(verdict: dict[str, Any], assertion: dict[str, Any]) -> str:
-    arguments = ", ".join(f"{k}={v!r}" for k, v in (assertion.get("arguments") or {}).items())
-    text = (
-        f"{verdict['func_name']}({arguments}) on the {verdict['side']} DB "
-        f"returned {verdict['actual']!r}, expected {verdict['expected']!r}"
-    )
+    raw = assertion.get("arguments") if isinstance(assertion, dict) else None
+    arguments = ", ".join(f"{k}={v!r}" for k, v in raw.items()) if isinstance(raw, dict) else ""
+    call = f"{verdict['func_name']}({arguments}) on the {verdict['side']} DB"
+    if verdict.get("error"):  # it returned nothing: the reason it could not be evaluated comes first
+        text = f"{call} could not be evaluated: {verdict['error']} (expected {verdict['expected']!r})"
+    else:
+        text = f"{call} returned {verdict['actual']!r}, expected {verdict['expected']!r}"
     if verdict.get("message"):
         text += f": {verdict['message']}"
-    if verdict.get("error"):
-        text += f" [error: {verdict['error']}]"
     return text
 
 

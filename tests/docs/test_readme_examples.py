@@ -13,6 +13,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ import pytest
 from pytest_tau2.bot.agents import oracle_factory
 from pytest_tau2.bot.server import BotServer, ServerThread
 from pytest_tau2.bot.session import BotConfig
+from pytest_tau2.mcp.kind import MCP_INSTALL
 from pytest_tau2.settings import Settings
 from tests.docs.doc_blocks import PAGES, REPO, Block, clean_env, read_blocks
 from tests.support.tau2_data import DATA_DIR, requires_data
@@ -59,10 +61,13 @@ def _pytest(words: list[str], tmp_path: Path, *extra: str) -> subprocess.Complet
 
 
 def test_the_setup_installs_from_the_clone_and_gives_the_data_line() -> None:
-    setup = next(b for b in read_blocks(README) if "pip install -e ." in b.text)
+    setup = next(b for b in read_blocks(README) if "pip install -e " in b.text)
     lines = [line.split("#")[0].strip() for line in setup.text.splitlines()]
     assert "python3 -m venv .venv && . .venv/bin/activate" in lines
-    assert "pip install -e ." in lines
+    # with the mcp extra: the MCP example among the first ones works after this set-up
+    assert MCP_INSTALL in lines and any("--tau2-agent mcp:" in line for line in _examples().text.splitlines())
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"]["optional-dependencies"]
+    assert [d for d in extras["mcp"] if d.startswith("mcp")]
     assert any(line.startswith("export TAU2_DATA_DIR=") for line in lines)
     text = README.read_text("utf-8")
     assert "not published on PyPI" in text and "pytest-tau2 data fetch" in text
@@ -105,3 +110,50 @@ def test_the_external_bot_example_runs_against_the_reference_bot(tmp_path: Path)
     assert done.returncode == 0, done.stdout[-3000:]
     assert "6 passed" in done.stdout
     assert f"agent=websocket:{url}" in done.stdout
+
+
+def test_without_the_mcp_sdk_the_hint_names_the_setups_own_install_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The package is not on PyPI: the hint names the set-up's command, and the SDK's own package."""
+    from pytest_tau2.errors import SettingsError
+    from pytest_tau2.run.participants import validate_settings
+
+    monkeypatch.setitem(sys.modules, "mcp", None)  # importlib.util.find_spec("mcp") is None: not installed
+    with pytest.raises(SettingsError) as refused:
+        validate_settings(Settings(agent="mcp:python examples/mcp_agent/minimal_agent.py"))
+    message = str(refused.value)
+    assert MCP_INSTALL in message and 'pip install "mcp>=2.3,<3"' in message
+    assert "pytest-tau2[mcp]" not in message
+
+
+def test_the_mcp_example_runs_after_the_setup(tmp_path: Path) -> None:
+    """The MCP line runs as written (the SDK came with the set-up's extra): every scenario gets a
+    verdict, none an error. The minimal agent is a stub that never acts, so the verdicts are fails."""
+    pytest.importorskip("mcp", reason="the set-up's [mcp] extra is not installed here")
+    words = next(w for w in _pytest_lines() if any(x.startswith("mcp:") for x in w))
+    done = _pytest(words, tmp_path)
+    assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-2000:]
+    assert " error" not in done.stdout.splitlines()[-1], done.stdout[-3000:]
+    assert re.search(r"\b6 (failed|passed)", done.stdout.splitlines()[-1]), done.stdout[-3000:]
+    assert "agent=mcp:python examples/mcp_agent/minimal_agent.py" in done.stdout
+
+
+@requires_data("retail", "airline", "telecom", "mock", "banking_knowledge")
+def test_the_readmes_scenario_count_is_what_pytest_tau2_list_counts() -> None:
+    listed = subprocess.run(
+        [sys.executable, "-m", "pytest_tau2.cli", "list"], cwd=REPO, env=clean_env(), capture_output=True, text=True,
+        timeout=300, check=False,
+    )  # fmt: skip
+    total = re.search(r"^(\d+) scenarios in \d+ domains$", listed.stdout, re.MULTILINE)
+    assert total, listed.stdout[-2000:] + listed.stderr[-2000:]
+    said = re.findall(r"for the (\d+) scenarios here", README.read_text("utf-8"))
+    assert said == [total[1]]
+
+
+def test_no_example_writes_a_file_git_would_see() -> None:
+    """A file an example writes lands under tau2-results/ (ignored), not as an untracked file in the clone."""
+    ignored = [line.strip() for line in (REPO / ".gitignore").read_text("utf-8").splitlines()]
+    for words in _pytest_lines():
+        for word in words:
+            if word.startswith("--junitxml="):
+                target = word.split("=", 1)[1]
+                assert any(target.startswith(i) or target == i for i in ignored), target

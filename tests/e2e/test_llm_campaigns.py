@@ -227,3 +227,18 @@ def test_a_run_given_the_estimate_shows_estimate_vs_actual(tmp_path: Path, trans
     actual = sum(run.metrics(n)["token_usage"][s]["total_tokens"] for n in ESTIMATED for s in ("agent", "user"))
     assert f"-> {actual:,}" in summary
     assert "Estimate vs actual" in run.stdout  # the terminal summary says the same
+
+
+def test_a_budget_that_stops_every_scenario_still_writes_the_run_files(tmp_path: Path) -> None:
+    """A budget below one conversation's expected cost starts none: every scenario is skipped, and
+    the run still says why and writes its files (issue 38 point 7: it printed only "3 skipped")."""
+    with FakeOpenAIServer() as server:
+        ScriptedModels().install(server)
+        options = [*model_options(server), "--tau2-price", PRICES, "--tau2-budget", "0.000001"]
+        run = run_pytest([*map(node, BUDGETED[:3]), *options], tmp_path)
+        calls = len(server.requests)
+    assert run.returncode == 0 and calls == 0, run.stdout[-3000:]
+    assert "3 skipped" in run.stdout.splitlines()[-1]
+    assert "Budget reached after 0 of 3 scenarios ($0.0000 spent in this run): 3 not started" in run.stdout
+    assert (run.results_dir / "all_metrics.json").is_file()
+    assert run.summary().startswith("Budget reached after 0 of 3 scenarios")

@@ -171,3 +171,30 @@ def test_python_identity_version_attribute_and_source_hash() -> None:
     assert python_identity(tagged).endswith("Versioned@gpt-4.1 prompt v3")
     assert same_identity("python:m.A", "python:m.A@sha256:0123456789ab")  # a name saved before versions
     assert not same_identity("python:m.A@sha256:0123456789ab", "python:m.A@sha256:ba9876543210")
+
+
+@pytest.mark.parametrize("variable", ["OPENAI_API_BASE", "OPENAI_BASE_URL"])
+def test_a_model_server_given_by_the_environment_is_shown_and_recorded(tmp_path: Path, variable: str) -> None:
+    """No api_base in the model's arguments: the address the calls go to (the environment's) is
+    in the header and run.json, as an api_base would be (issue 38 point 7)."""
+    from tests.e2e.llm_scripts import SECRET, subprocess_env
+
+    with FakeOpenAIServer() as server:
+        ScriptedModels().install(server)
+        args = json.dumps({"api_key": SECRET})
+        sides = [
+            w
+            for side in ("agent", "user")
+            for w in (f"--tau2-{side}-model", f"openai/{side}", f"--tau2-{side}-args", args)
+        ]
+        run = run_pytest(
+            ["--tau2-scenarios", FIRST, *sides], tmp_path, env=subprocess_env(**{variable: server.base_url})
+        )
+        url = server.base_url
+        called = len(server.requests)
+    assert run.returncode == 0 and called, run.output[-3000:]
+    shown = f"{url} (from {variable})"
+    assert f"tau2: model servers: agent={shown} user={shown}" in run.stdout
+    info = json.loads((run.results_dir / "run.json").read_text("utf-8"))
+    assert info["endpoints"] == {"agent": shown, "user": shown}
+    assert url not in json.dumps(info["fingerprint"])

@@ -184,3 +184,31 @@ def test_an_mcp_agent_with_a_model_played_user_on_both_transports(transport: str
         "Thanks, bye. ###STOP###",
     ]
     assert "have 3 tools" in json.dumps(user_requests[-1]["messages"])  # the agent's answer reached the user
+
+
+def test_the_pydantic_ai_example_takes_its_closing_turn_after_the_customer_ends_the_call(tmp_path: Any) -> None:
+    """A model that does the task, a customer (model-played) who ends the call: the example hears
+    the customer's last words and takes its closing turn, in which the model ends the call: a
+    clean exit, and the scenario passes (issue 38 point 6)."""
+    from tests.e2e.llm_scripts import model_options, node, run_pytest, subprocess_env
+
+    with FakeOpenAIServer() as server:
+        server.add_handler("user", sequence(text("Which drinks do you have?"), text("Thanks, bye. ###STOP###")))
+        _script(server)  # the menu, the answer; then (the closing turn) EndConversationTool, goodbye
+        command = f"{sys.executable} {REPO / 'examples' / 'mcp_agent' / 'agent.py'}"
+        env = subprocess_env(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test", AGENT_MODEL="agent")
+        run = run_pytest(
+            [node(MENU), "--tau2-agent", "mcp:" + command, "--tau2-user", "litellm",
+             *model_options(server, sides=("user",)), "--tau2-min-agent-turns", "0"],  # a two-line call
+            tmp_path,
+            env=env,
+        )  # fmt: skip
+    assert run.returncode == 0, run.output[-3000:]
+    metrics = run.metrics(MENU)
+    assert metrics["stop_reason"] == "exit", metrics["stop_reason"]
+    checks = {c["id"]: c for c in metrics["checks"]}
+    assert checks["clean_exit"]["passed"] is True
+    transcript = run.transcript(MENU)
+    assert [m["content"] for m in transcript if m["role"] == "user"][-1] == "Thanks, bye. ###STOP###"
+    calls = [m["tool_calls"][0]["name"] for m in transcript if m.get("tool_calls")]
+    assert calls == ["GetMenuTool", "EndConversationTool"]  # the second in the closing turn

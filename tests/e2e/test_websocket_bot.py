@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -109,6 +112,27 @@ def test_missing_db_file_is_refused(reference_bot: BotServer, registry: Any, bot
     frames = [_hello(), _init(registry, bot_settings, shared_state_init={"db_path": "restaurant/nope.json"})]
     _, error, _ = asyncio.run(_exchange(reference_bot.url, frames))
     assert error["code"] == "bad_db_path" and "no such file" in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("db_path", "words"),
+    [
+        ("restaurant/notes.txt", "the file is not a database this scenario can read (not JSON"),
+        (7, "a db_path must be a string"),
+    ],
+    ids=["not-json", "not-a-string"],
+)
+def test_a_db_path_that_is_no_database_is_refused_saying_which(
+    registry: Any, bot_settings: Settings, tmp_path: Path, db_path: Any, words: str
+) -> None:
+    shutil.copytree(REPO / "data", tmp_path / "data")
+    (tmp_path / "data" / "restaurant" / "notes.txt").write_text("not a database\n", "utf-8")
+    settings = dataclasses.replace(bot_settings, eval_data_root=str(tmp_path / "data"))
+    with ServerThread(BotServer(BotConfig(settings, oracle_factory()), port=0)) as url:
+        frames = [_hello(), _init(registry, settings, shared_state_init={"db_path": db_path})]
+        _, error, _ = asyncio.run(_exchange(url, frames))
+    assert error["code"] == "bad_db_path" and words in error["message"], error
+    assert str(tmp_path) not in error["message"]  # the bot's data root is not the runner's business
 
 
 def test_oversized_frame_closes_the_session(bot_settings: Settings) -> None:

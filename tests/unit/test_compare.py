@@ -138,3 +138,55 @@ def test_the_command_refuses_in_one_line(tmp_path: Path, capsys: pytest.CaptureF
     assert "not a results folder" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["compare", str(a), str(b), "--power", "0.8"])
+
+
+# ---- issue 38 point 4: runs scored under different rules ---------------------------------------------------
+
+
+def _with_fingerprint(path: Path, **fingerprint: Any) -> Path:
+    base = {"agent": "oracle", "min_agent_turns": 3, "judge_model": None, "verdict": "six-signal", "max_turns": None}
+    files.write_json(path / "run.json", {"fingerprint": {**base, **fingerprint}})
+    return path
+
+
+def test_runs_scored_under_different_rules_are_refused_naming_each_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outcomes = {f"d__{i}": "1" for i in range(10)}
+    a = _with_fingerprint(write_run(tmp_path / "a", side("A", outcomes)))
+    judge = {"model": "openai/judge", "args": {"api_key": "***"}}
+    b = _with_fingerprint(
+        write_run(tmp_path / "b", side("B", {**outcomes, "d__0": "0"})),
+        agent="litellm:openai/agent",  # the agent is what a comparison compares: never a rule
+        min_agent_turns=0,
+        judge_model=judge,
+        judge_prompt="upstream",
+    )
+    assert main(["compare", str(a), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pytest-tau2 compare: the runs were scored under different rules"), err
+    assert "min_agent_turns: A 3, B 0" in err
+    assert "judge_model: A none, B openai/judge {'api_key': '***'}" in err
+    assert 'judge_prompt: A "ours", B "upstream"' in err  # a fingerprint leaves the default prompt out
+    assert "agent" not in err.replace("agents'", "").replace("min_agent_turns", "")
+    assert "verdict:" not in err and "--allow-different-rules" in err
+
+    out = tmp_path / "cmp.json"
+    assert main(["compare", str(a), str(b), "--allow-different-rules", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "note: scored under different rules: min_agent_turns: A 3, B 0" in text
+    assert "Verdict (success rate, B - A)" in text
+    notes = json.loads(out.read_text("utf-8"))["notes"]
+    assert any(n.startswith("scored under different rules: judge_prompt") for n in notes)
+
+
+def test_same_rules_or_a_side_without_run_json_compare_as_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outcomes = {f"d__{i}": "1" for i in range(10)}
+    a = _with_fingerprint(write_run(tmp_path / "a", side("A", outcomes)), seed=1)
+    b = _with_fingerprint(write_run(tmp_path / "b", side("B", outcomes)), seed=2, agent="other")
+    c = write_run(tmp_path / "c", side("C", outcomes))  # no run.json
+    assert main(["compare", str(a), str(b)]) == 0
+    assert main(["compare", str(a), str(c)]) == 0
+    assert "different rules" not in capsys.readouterr().out

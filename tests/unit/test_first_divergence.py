@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_tau2.scenario.outcome import ScenarioOutcome
 
 from pytest_tau2.conversation.offline import GoldPlan, OracleAgent, ScriptedUser
 from pytest_tau2.report.metrics import build_record
 from pytest_tau2.run import participants
 from pytest_tau2.run.pipeline import run_scenario
+from pytest_tau2.scenario.outcome import ScenarioOutcome
 from pytest_tau2.scenario.registry import all_scenarios
 from pytest_tau2.scoring.divergence import first_divergence, tool_steps
 from pytest_tau2.settings import Settings

@@ -251,3 +251,20 @@ def test_telecom_predicates_through_the_dispatcher() -> None:
     assert bad_status["error"] == (
         "predicate_raised: assert_service_status raised ValueError: 'up' is not a valid NetworkStatus"
     )
+
+
+def test_a_predicate_that_could_not_be_evaluated_says_why_first() -> None:
+    """The check's message leads with the reason, not with "returned None" (issue 38 point 7)."""
+    from pytest_tau2.scoring.builtin_signals import _predicate_message
+
+    _demo_domain()
+    record = {"side": "agent", "func_name": "explodes", "message": "the line is unlocked"}
+    text = _predicate_message(evaluate_db_state_assertion("demo", record, {}, None), record)
+    assert text == (
+        "explodes() on the agent DB could not be evaluated: predicate_raised: explodes raised RuntimeError: boom "
+        "(expected True): the line is unlocked"
+    )
+    assert "returned None" not in text
+    record = {"side": "agent", "func_name": "has_key", "arguments": {"key": "z"}}
+    text = _predicate_message(evaluate_db_state_assertion("demo", record, {"a": 1}, None), record)
+    assert text == "has_key(key='z') on the agent DB returned False, expected True"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_tau2.plugin.progress import CI_INTERVAL_S, REDRAW_S, mode_of, progress_text
+from pytest_tau2.plugin.progress import CI_INTERVAL_S, REDRAW_S, fitted, mode_of, progress_text
 from pytest_tau2.settings import Settings
 
 
@@ -35,3 +35,17 @@ def test_when_the_line_is_shown(
     interval: float | None, tty: bool, quiet: bool, environ: dict[str, str], expected: tuple[str | None, float]
 ) -> None:
     assert mode_of(Settings(progress_interval=interval), tty=tty, quiet=quiet, environ=environ) == expected
+
+
+def test_a_narrow_room_shows_fewer_parts_never_a_cut_word() -> None:
+    """The line's room is what is left of pytest's current line (160 columns less a -v node id):
+    it shows whole parts only (issue 38 point 7: ``... | $ unpri``)."""
+    text = progress_text(done=0, total=391, in_flight=8, passed=0, cost=None, calls=0, elapsed=0.0)
+    parts = text.split(" | ")
+    for room in range(len(text) + 3):
+        shown = fitted(text, room)
+        assert len(shown) <= room
+        kept = shown[1:].split(" | ") if shown else []
+        assert kept == parts[: len(kept)], (room, shown)  # whole parts, from the first
+    assert fitted(text, len(text) + 1) == " " + text
+    assert fitted(text, 50) == " tau2: 0/391 done, 8 in flight | 0 passed"  # "$ unpriced" left out, not cut

@@ -40,12 +40,37 @@ def _svg(height: float, body: list[str], title: str) -> str:
     )
 
 
-def _legend(names: Sequence[str], y: float) -> list[str]:
-    out, x = [], float(BAR_X)
-    for i, name in enumerate(names):
-        out.append(f'<rect class="s{i % SERIES_CLASSES}" x="{x:.0f}" y="{y - 9:.0f}" width="10" height="10" rx="2"/>')
-        out.append(f'<text class="legend" x="{x + 14:.0f}" y="{y:.0f}">{escape(_short(name, 28))}</text>')
-        x += 24 + 7 * min(len(name), 28)
+LEGEND_ROW = 16
+"""Height of one row of the legend; entries that would pass the chart's right edge start a new row."""
+
+
+def _legend_places(names: Sequence[str]) -> list[tuple[float, int]]:
+    """Each entry's x and row: rows wrap at the chart's width, so no entry is clipped."""
+    places, x, row = [], float(BAR_X), 0
+    for name in names:
+        width = 24 + 7 * min(len(name), 28)
+        if x > BAR_X and x + width - 10 > WIDTH:
+            x, row = float(BAR_X), row + 1
+        places.append((x, row))
+        x += width
+    return places
+
+
+def legend_height(names: Sequence[str]) -> int:
+    """The extra height a legend of these names takes beyond its first row."""
+    return LEGEND_ROW * max((row for _, row in _legend_places(names)), default=0)
+
+
+def _legend(names: Sequence[str], y: float, notes: Sequence[str] = ()) -> list[str]:
+    out = []
+    for i, (name, (x, row)) in enumerate(zip(names, _legend_places(names), strict=True)):
+        ty = y + row * LEGEND_ROW
+        note = notes[i] if i < len(notes) and notes[i] else ""
+        out.append(f'<rect class="s{i % SERIES_CLASSES}" x="{x:.0f}" y="{ty - 9:.0f}" width="10" height="10" rx="2"/>')
+        out.append(
+            f'<text class="legend" x="{x + 14:.0f}" y="{ty:.0f}"><title>{escape(name + note)}</title>'
+            f"{escape(_short(name, 28))}</text>"
+        )
     return out
 
 
@@ -69,7 +94,7 @@ def bar_chart(
     n_series = max((len(b.values) for b in bars), default=1)
     bar_h = 16 if n_series == 1 else 11
     group_h = n_series * (bar_h + 3) + 9
-    top = 22 if len(series) > 1 else 4
+    top = 22 + legend_height(series) if len(series) > 1 else 4
     height = top + len(bars) * group_h + 4
     body = _legend(series, 14) if len(series) > 1 else []
     for g, bar in enumerate(bars):
@@ -135,11 +160,12 @@ def histogram(
             i = next((j for j in range(len(edges) - 1) if v < edges[j + 1]), len(edges) - 2)
             counts[s][max(0, i)] += 1
     peak = max((c for row in counts for c in row), default=0) or 1
-    left, right, top, plot_h = 46, WIDTH - 12, 24 if len(series) > 1 else 10, 150
+    names = [name for name, _ in series]
+    left, right, top, plot_h = 46, WIDTH - 12, 24 + legend_height(names) if len(series) > 1 else 10, 150
     base = top + plot_h
     slot = (right - left) / (len(edges) - 1)
     bar_w = max(1.0, (slot - 4) / len(series))
-    body = _legend([name for name, _ in series], 14) if len(series) > 1 else []
+    body = _legend(names, 14) if len(series) > 1 else []
     for tick in _ticks(peak):
         y = base - tick / peak * plot_h
         body.append(f'<line class="grid" x1="{left}" x2="{right}" y1="{y:.1f}" y2="{y:.1f}"/>')
@@ -175,16 +201,27 @@ def _ticks(peak: int) -> list[int]:
 
 
 def line_chart(curves: Sequence[tuple[str, Sequence[tuple[int, float]]]], *, title: str) -> str:
-    """Values from 0 to 1 over integer k (pass^k), one line per curve."""
+    """Values from 0 to 1 over integer k (pass^k), one line per curve.
+
+    A curve identical to an earlier one would hide it: it is drawn dashed, with smaller points,
+    over the earlier one (both colours show), and its legend entry and points say which it equals."""
     ks = sorted({k for _, points in curves for k, _ in points}) or [1]
-    left, right, top, plot_h = 46, WIDTH - 20, 24 if len(curves) > 1 else 12, 170
+    names = [name for name, _ in curves]
+    left, right, top, plot_h = 46, WIDTH - 20, 24 + legend_height(names) if len(curves) > 1 else 12, 170
     base = top + plot_h
     span = max(1, ks[-1] - ks[0])
 
     def x_of(k: int) -> float:
         return left + (k - ks[0]) / span * (right - left) if len(ks) > 1 else (left + right) / 2
 
-    body = _legend([name for name, _ in curves], 14) if len(curves) > 1 else []
+    same: list[str | None] = []  # the earlier curve each one coincides with
+    for i, (_, points) in enumerate(curves):
+        key = sorted((k, round(v, 9)) for k, v in points)
+        same.append(
+            next((names[j] for j in range(i) if sorted((k, round(v, 9)) for k, v in curves[j][1]) == key), None)
+        )
+    notes = [f" (the same values as {other})" if other else "" for other in same]
+    body = _legend(names, 14, notes) if len(curves) > 1 else []
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         y = base - tick * plot_h
         body.append(f'<line class="grid" x1="{left}" x2="{right}" y1="{y:.1f}" y2="{y:.1f}"/>')
@@ -195,10 +232,12 @@ def line_chart(curves: Sequence[tuple[str, Sequence[tuple[int, float]]]], *, tit
         cls = f"s{i % SERIES_CLASSES}"
         coords = [(x_of(k), base - max(0.0, min(1.0, v)) * plot_h, k, v) for k, v in sorted(points)]
         path = " ".join(f"{'M' if j == 0 else 'L'}{x:.1f},{y:.1f}" for j, (x, y, _, _) in enumerate(coords))
-        body.append(f'<path class="line {cls}" d="{path}"/>')
+        dashed = ' stroke-dasharray="6 5"' if same[i] else ""
+        body.append(f'<path class="line {cls}" d="{path}"{dashed}/>')
+        radius = 2.2 if same[i] else 3.5
         for x, y, k, v in coords:
             body.append(
-                f'<circle class="{cls}" cx="{x:.1f}" cy="{y:.1f}" r="3.5">'
-                f"<title>{escape(name)}: pass^{k} = {v:.3f}</title></circle>"
+                f'<circle class="{cls}" cx="{x:.1f}" cy="{y:.1f}" r="{radius}">'
+                f"<title>{escape(name)}: pass^{k} = {v:.3f}{escape(notes[i])}</title></circle>"
             )
     return _svg(base + 24, body, title)
