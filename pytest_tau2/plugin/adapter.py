@@ -38,6 +38,7 @@ class AdapterHooks:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
         self.run.finish_started(session, exitstatus)  # before JUnit is written
 
+    # pytest reads only methods named pytest_*: a second implementation of a hook is named after it
     @pytest.hookimpl(trylast=True, specname="pytest_sessionfinish")
-    def write_run_files(self, session: pytest.Session) -> None:
-        self.run.finish(session)
+    def pytest_sessionfinish_last(self, session: pytest.Session) -> None:
+        self.run.finish(session)  # the run's files and the summary, after JUnit's

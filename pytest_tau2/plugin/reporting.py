@@ -12,6 +12,9 @@
   "go to test", TeamCity's failure location, ``-rs`` lines and legacy JUnit ``file=``/``line=``.
 - **JUnit**: ``--tau2-junit-properties`` (report/junit_shape.py), applied to the file once pytest
   has written it, on the process that writes it.
+
+PYTEST_DONT_REWRITE: the run (plugin/run_state.py) imports this module before it registers it as a
+plugin; it holds no assertions to rewrite.
 """
 
 from __future__ import annotations
