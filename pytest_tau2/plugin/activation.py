@@ -6,12 +6,13 @@ header, opens no results folder and imports no engine module (docs/ci.md, "A pro
 scenarios"; tests/plugin/test_no_scenarios.py).
 
 - A scenario *appears* when pytest collects a test function that asks for one of the plugin's
-  fixtures (``from pytest_tau2 import test_scenario`` is one): :func:`activate` then resolves the
-  settings (a bad ``--tau2-*`` value is a usage error after collection), and registers the
-  adapter (plugin/adapter.py: parametrization, selection, the fixtures, the run report).
+  fixtures (``from pytest_tau2 import test_scenario`` is one): :func:`activate` then configures
+  the run (plugin/run_state.py: the settings, where a bad ``--tau2-*`` value is a usage error
+  after collection; the catalog, the run report, the fixtures) and registers the adapter's hooks
+  (plugin/adapter.py: parametrization, selection, the session's end).
 - The run header shows and the results folder opens once collection has *selected* a scenario
-  item (plugin/session.py:scenarios_selected): ``-k`` or ``--tau2-scenarios`` that deselect them
-  all leave nothing behind.
+  item (run_state.py:Tau2Run.scenarios_selected): ``-k`` or ``--tau2-scenarios`` that deselect
+  them all leave nothing behind.
 - An xdist controller collects nothing: it wakes when a worker reports that it collected
   scenario items, before any of them runs (plugin/xdist_hooks.py).
 - ``--tau2-resume DIR`` wakes it at configure time: the saved results travel to the workers as
@@ -22,21 +23,17 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from pytest_tau2.plugin.run_state import Tau2Run
 
 ADAPTER_NAME = "tau2-adapter"
 """The adapter's name in pytest's plugin manager (only once a scenario appeared)."""
 ITEM_MODULE = "pytest_tau2.plugin.item"
 FIXTURE_PREFIX = "tau2_"
-ACTIVE_KEY = pytest.StashKey[bool]()
-SESSION_KEY = pytest.StashKey[pytest.Session]()
-PENDING_KEY = pytest.StashKey[pytest.UsageError]()
-"""A usage error found while waking up in the middle of collection, raised once collection ends."""
-
-
-def is_active(config: pytest.Config) -> bool:
-    return config.stash.get(ACTIVE_KEY, False)
 
 
 def asks_for_scenarios(obj: object) -> bool:
@@ -64,20 +61,17 @@ def resume_requested(config: pytest.Config) -> bool:
     )
 
 
-def activate(config: pytest.Config) -> pytest.UsageError | None:
+def activate(run: Tau2Run) -> pytest.UsageError | None:
     """Wake the adapter up (once per session); returns the usage error that stopped it, if any."""
-    if is_active(config):
-        return config.stash.get(PENDING_KEY, None)
-    config.stash[ACTIVE_KEY] = True
-    from pytest_tau2.plugin import adapter
-
+    if run.active:
+        return run.pending
+    run.active = True
     try:
-        adapter.configure(config)
+        run.configure()
     except pytest.UsageError as exc:
-        config.stash[PENDING_KEY] = exc
+        run.pending = exc
         return exc
-    config.pluginmanager.register(adapter, ADAPTER_NAME)
-    session = config.stash.get(SESSION_KEY, None)
-    if session is not None:  # woken during collection: pytest_sessionstart has passed
-        adapter.session_started(session)
+    from pytest_tau2.plugin.adapter import AdapterHooks
+
+    run.config.pluginmanager.register(AdapterHooks(run), ADAPTER_NAME)
     return None

@@ -10,14 +10,15 @@ from typing import Any
 
 import pytest
 
-from pytest_tau2.plugin.keys import CATALOG_KEY, PARAM, TRIAL_PARAM
+from pytest_tau2.plugin.keys import PARAM, TRIAL_PARAM
 from pytest_tau2.run import trial_id
 from pytest_tau2.run.catalog import Catalog
 
 
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+def parametrize(metafunc: pytest.Metafunc, catalog: Catalog) -> None:
+    """``pytest_generate_tests`` (plugin/adapter.py): a test that takes the scenario's name gets
+    one item per scenario (per trial)."""
     if PARAM in metafunc.fixturenames:
-        catalog = metafunc.config.stash[CATALOG_KEY]
         trials = catalog.settings.trials
         if trials > 1 and TRIAL_PARAM in metafunc.fixturenames:  # --tau2-trials K: K items per scenario
             metafunc.parametrize((PARAM, TRIAL_PARAM), trial_params(params(catalog), set(catalog.errors), trials))

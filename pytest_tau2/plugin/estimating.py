@@ -3,7 +3,8 @@
 - ``--tau2-estimate`` (``pytest-tau2 estimate [pytest args]``): after collection, the selected
   scenario items are estimated, the estimate printed and written (``--tau2-estimate-file``, else
   ``tau2-estimate.json`` in the rootdir), and every item deselected: nothing runs, nothing is paid;
-- a run given ``--tau2-estimate-file`` of an estimate: its summary shows estimate vs actual.
+- a run given ``--tau2-estimate-file`` of an estimate: its summary shows estimate vs actual (a
+  section of the summary: run_report.SummarySection).
 
 The estimate is made in the process that collects; with ``-n`` the items are collected by the
 workers, so ``--tau2-estimate`` refuses ``-n`` (it runs nothing: one process is all it needs).
@@ -16,9 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tau2.plugin.keys import CATALOG_KEY, SETTINGS_KEY, result_folder, scenario_name
-from pytest_tau2.plugin.selection_hint import HINTS_NAME, SelectionHints
+from pytest_tau2.plugin.keys import result_folder, scenario_name
+from pytest_tau2.plugin.run_report import RunReport
+from pytest_tau2.plugin.selection_hint import SelectionHints
+from pytest_tau2.plugin.terminal import Terminal
 from pytest_tau2.report.record import ScenarioRecord
+from pytest_tau2.run.catalog import Catalog
 from pytest_tau2.run.estimate import ESTIMATE_FILE, SIDES, Estimate, estimate
 from pytest_tau2.run.trial import parse_item_id
 from pytest_tau2.settings import Settings
@@ -27,21 +31,32 @@ NAME = "tau2-estimating"
 
 
 class Estimating:
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-        if config.stash[SETTINGS_KEY].estimate and getattr(config.option, "numprocesses", None):
-            raise pytest.UsageError("--tau2-estimate collects and runs nothing: leave out -n (xdist)")
+    top = False
 
-    @property
-    def settings(self) -> Settings:
-        return self.config.stash[SETTINGS_KEY]
+    def __init__(
+        self,
+        config: pytest.Config,
+        settings: Settings,
+        catalog: Catalog,
+        report: RunReport,
+        terminal: Terminal,
+        hints: SelectionHints,
+    ) -> None:
+        if settings.estimate and getattr(config.option, "numprocesses", None):
+            raise pytest.UsageError("--tau2-estimate collects and runs nothing: leave out -n (xdist)")
+        self.settings = settings
+        self.catalog = catalog
+        self.report = report
+        self.terminal = terminal
+        self.hints = hints
+        self._lines: list[str] | None = None
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         settings = self.settings
         if not settings.estimate:
             return
-        catalog = config.stash[CATALOG_KEY]
+        catalog = self.catalog
         trials = []
         for item in items:
             if scenario_name(item) is None:
@@ -52,36 +67,31 @@ class Estimating:
         found = estimate(settings, trials, recorded)
         path = Path(settings.estimate_file) if settings.estimate_file else config.rootpath / ESTIMATE_FILE
         found.write(path)
-        reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            reporter.write_line("")
-            for line in [*found.lines(), f"  written to {path}; nothing was run (--tau2-estimate)"]:
-                reporter.write_line(f"tau2: {line}")
+        self.terminal.write_line("")
+        for line in [*found.lines(), f"  written to {path}; nothing was run (--tau2-estimate)"]:
+            self.terminal.write_line(f"tau2: {line}")
         items[:] = []  # estimated, not deselected: pytest's "deselected" count keeps to -k
-        hints = config.pluginmanager.get_plugin(HINTS_NAME)
-        if trials and isinstance(hints, SelectionHints):
-            hints.deselected = []  # -k selected scenarios: no "selected none" hint
+        if trials:
+            self.hints.deselected = []  # -k selected scenarios: no "selected none" hint
 
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Before the summary is written (RunReport's is trylast): estimate vs actual."""
+    def finish(self, session: pytest.Session) -> None:
+        """The session ends (the run's finish): ``--tau2-estimate`` ran nothing, on purpose."""
+        if self.settings.estimate and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK  # every item deselected on purpose
+
+    def lines(self) -> list[str]:
+        """Estimate vs actual, for a run given ``--tau2-estimate-file`` (read once)."""
         settings = self.settings
-        if settings.estimate:
-            if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
-                session.exitstatus = pytest.ExitCode.OK  # every item deselected on purpose
-            return
-        if not settings.estimate_file:
-            return
-        from pytest_tau2.plugin.run_report import RunReport
-
-        report = self.config.pluginmanager.get_plugin("tau2-run-report")
-        if not isinstance(report, RunReport) or report.is_worker or not report.started:
-            return
-        try:
-            made = Estimate.read(Path(settings.estimate_file))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            report.estimate_lines = [f"Estimate vs actual: the estimate {settings.estimate_file} is unreadable ({exc})"]
-            return
-        report.estimate_lines = compare(made, report.entries()[0])
+        if settings.estimate or not settings.estimate_file:
+            return []
+        if self._lines is None:
+            try:
+                made = Estimate.read(Path(settings.estimate_file))
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                self._lines = [f"Estimate vs actual: the estimate {settings.estimate_file} is unreadable ({exc})"]
+            else:
+                self._lines = compare(made, self.report.entries()[0])
+        return self._lines
 
 
 def compare(made: Estimate, records: Sequence[ScenarioRecord]) -> list[str]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_tau2.plugin.item import ItemTrial
+    from pytest_tau2.plugin.run_state import ItemTrial
     from pytest_tau2.run.catalog import Scenario
     from pytest_tau2.run.pipeline import Judge
     from pytest_tau2.run.trial import Agent

@@ -2,8 +2,10 @@
 properties, the baseline comparison (``--tau2-baseline``) and the exit status of
 ``--tau2-fail-on-regression`` / ``--tau2-fail-under`` (report/gate.py decides; this applies).
 
-It runs ``tryfirst`` in ``pytest_sessionfinish``: pytest's junitxml writes its file in its own
-``pytest_sessionfinish``, and pytest returns ``session.exitstatus`` as it stands after that hook.
+The run applies it (:meth:`RunGate.apply`) in its ``tryfirst`` ``pytest_sessionfinish``
+(plugin/run_state.py): pytest's junitxml writes its file in its own ``pytest_sessionfinish``, and
+pytest returns ``session.exitstatus`` as it stands after that hook. Its lines are a section of the
+summary (run_report.SummarySection).
 
 With a gate on (``--tau2-fail-on-regression`` with a baseline, or ``--tau2-fail-under``) the gate
 decides what the scenario items mean for the exit status: a run whose only failures are scenario
@@ -24,11 +26,15 @@ from pytest_tau2.settings import Settings
 
 
 class RunGate:
+    top = False
+
     def __init__(self, report: RunReport, settings: Settings) -> None:
         self.report = report
         self.settings = settings
         self.other_failures = 0
         """Failed reports of items that are not scenarios (a user's own tests in the same session)."""
+        self._lines: list[str] = []
+        """The baseline comparison and the gates' lines, for the summary."""
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.failed and item_id(report.nodeid) is None:
@@ -43,15 +49,18 @@ class RunGate:
         settings = self.settings
         return bool(settings.baseline and settings.fail_on_regression) or settings.fail_under is not None
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def lines(self) -> list[str]:
+        return self._lines
+
+    def apply(self, session: pytest.Session) -> None:
+        """Evaluate the gates on this run's results, before JUnit is written."""
         report = self.report
         if report.is_worker or not report.started:
             return
         records, errors = report.entries()
         outcome = evaluate(records, [e.scenario for e in errors], self.settings)
         compat_pytest.add_junit_suite_properties(session.config, outcome.properties)
-        report.gate_lines = outcome.lines
+        self._lines = outcome.lines
         if outcome.comparison is not None:
             try:
                 files.write_json(report.results_dir / BASELINE_FILE, outcome.comparison)

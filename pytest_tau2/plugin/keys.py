@@ -1,28 +1,13 @@
-"""What the adapter's modules share: stash keys, the scenario item's parameter names, and how an
-item's scenario name, results folder and id are read from pytest's objects (public API only)."""
+"""What the adapter's modules share: the scenario item's parameter names, and how an item's
+scenario name, results folder and id, and the kind of process, are read from pytest's objects
+(public API only). The run's state is one object (plugin/run_state.py)."""
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
 
 import pytest
 
-if TYPE_CHECKING:  # this module is read at every pytest start: it imports no engine module
-    from pytest_tau2.run.catalog import Catalog  # noqa: F401  (named in the stash keys below)
-    from pytest_tau2.settings import Settings  # noqa: F401
-
-SETTINGS_KEY = pytest.StashKey["Settings"]()
-"""The run's resolved ``--tau2-*`` settings."""
-CATALOG_KEY = pytest.StashKey["Catalog"]()
-"""Every scenario of the run (run/catalog.py)."""
-RESULT_KEY = pytest.StashKey[dict[str, Any]]()
-"""The item's result payload (files + metrics), attached to its setup report."""
-SAVED_KEY = pytest.StashKey[dict[str, dict[str, Any]]]()
-"""``--tau2-resume``: the complete saved results by result folder, as record documents (plain
-values: they travel to xdist workers); read through the record where they stand in for a run."""
-FOLDER_NOTES_KEY = pytest.StashKey[list[str]]()
-"""What the results folder's check found worth telling (a model server that moved since the saved run)."""
 PARAM = "tau2_scenario_name"
 TRIAL_PARAM = "tau2_trial"
 SCENARIO_PROPERTY = "tau2_scenario"
@@ -49,6 +34,15 @@ def item_id(nodeid: str) -> str | None:
     """A scenario item's id from its node id: the scenario name, or ``<name>-t<k>`` for a trial."""
     match = _ITEM_ID.search(nodeid)
     return match["id"] if match is not None else None
+
+
+LISTING_ONLY = ("collectonly", "setupplan", "help", "showfixtures", "markers")
+"""pytest's options for invocations that only list or explain."""
+
+
+def runs_scenarios(config: pytest.Config) -> bool:
+    """False for invocations that only list or explain (--collect-only, --setup-plan, --help, --fixtures, --markers)."""
+    return not any(getattr(config.option, name, False) for name in LISTING_ONLY)
 
 
 def is_worker(config: pytest.Config) -> bool:

@@ -81,7 +81,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     output = os.environ.get(OUTPUT_ENV)
     if not output:
         return
-    from pytest_tau2.plugin.keys import CATALOG_KEY, PARAM
+    from pytest_tau2.plugin.keys import PARAM
+    from pytest_tau2.plugin.run_state import RUN_KEY
 
     items = []
     for item in session.items:
@@ -89,8 +90,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         if callspec is not None and PARAM in callspec.params:
             markers = sorted({m.name for m in item.iter_markers()} - NOT_SHOWN)
             items.append([str(callspec.params[PARAM]), markers])
-    catalog = session.config.stash.get(CATALOG_KEY, None)
-    errors = getattr(catalog, "errors", {})
+    run = session.config.stash.get(RUN_KEY, None)
+    errors = run.catalog.errors if run is not None and run.configured else {}
     unavailable = {name: f"{type(exc).__name__}: {exc}" for name, exc in errors.items()}
     found = {"rootdir": str(session.config.rootpath), "items": items, "unavailable": unavailable}
     Path(output).write_text(json.dumps(found), "utf-8")

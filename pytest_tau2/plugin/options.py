@@ -1,5 +1,5 @@
 """The ``--tau2-*`` options (declared once, in settings.OPTIONS) and the markers: read at every pytest
-start, so this module imports no engine module (the run header: plugin/session.py)."""
+start, so this module imports no engine module (the run header: plugin/run_state.py)."""
 
 from __future__ import annotations
 

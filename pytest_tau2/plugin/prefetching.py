@@ -1,58 +1,79 @@
-"""The pytest side of ``--tau2-concurrency``: one Prefetcher per process (run/prefetch.py), made by
-the first scenario item that can use it, fed from the session's items (an xdist worker: from the
-items queued on it, xdist_scheduler.py), and wound down at the end of the session.
+"""The pytest side of ``--tau2-concurrency``: one Prefetcher per process (run/prefetch.py), made
+by the run when collection has finished (plugin/run_state.py), fed from the session's items (an
+xdist worker: from the items queued on it, xdist_scheduler.py), and wound down at the end of the
+session; and the work a process does while its conversations talk (:class:`IdleWork`).
 
-item.py asks for the prefetcher; session.py calls :func:`finish_prefetching`.
+Read at every pytest start (the run holds an :class:`IdleWork` from then on): engine modules are
+imported where they are used.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_tau2.plugin.run_report import UNREPORTED_KEY, RunReport
-from pytest_tau2.settings import Settings
+from pytest_tau2.plugin.keys import result_folder, scenario_name
 
 if TYPE_CHECKING:
+    from pytest_tau2.plugin.overrides import FixtureOverrides
+    from pytest_tau2.plugin.run_report import RunReport
     from pytest_tau2.run import ScenarioOutcome
+    from pytest_tau2.run.budget import RunBudget
     from pytest_tau2.run.prefetch import Prefetched, Prefetcher
     from pytest_tau2.scenario.base import Scenario
+    from pytest_tau2.settings import Settings
 
-PREFETCH_KEY = pytest.StashKey["Prefetcher"]()
-WORKER_QUEUE_UNREADABLE = pytest.StashKey[bool]()
-IDLE_WORK_DONE = pytest.StashKey[bool]()
-CONTROLLER_IDLE_WORK = pytest.StashKey[threading.Timer]()
 IDLE_DELAY_S = 1.0
 """Idle-time work waits this long: in the first second the conversations start and need the CPU."""
 
 
-def prefetcher_for(
-    request: pytest.FixtureRequest,
+def item_ids(
+    items: Sequence[pytest.Item], settings: Settings, saved: dict[str, Any], overrides: FixtureOverrides
+) -> list[str | None]:
+    """``[i]``: the id to prefetch for ``items[i]``, None for an item that is not a scenario to run.
+
+    Item ids: the scenario name, or ``<name>-t<k>`` for one of several trials. Not to prefetch:
+    results ``--tau2-resume`` takes from the saved run (or that it refuses: item.py says why), and
+    items whose participant fixtures a conftest overrides (no model call is spent on a
+    conversation nobody uses)."""
+    from pytest_tau2.run import participants
+    from pytest_tau2.run.run_folder import resume_refusal
+
+    agent, user = participants.describe_agent(settings), participants.describe_user(settings)
+
+    def prefetchable(item: pytest.Item) -> str | None:
+        if scenario_name(item) is None or overrides.overridden(item):
+            return None
+        folder = result_folder(item)
+        if folder in saved or resume_refusal(saved, folder, agent, user, settings.resume) is not None:
+            return None
+        return folder
+
+    return [prefetchable(item) for item in items]
+
+
+def make_prefetcher(
+    config: pytest.Config,
     settings: Settings,
-    item_ids: Callable[[], list[str | None]],
+    ids: list[str | None],
     scenario_for: Callable[[str], Scenario],
     after_run: Callable[[ScenarioOutcome, Prefetched], Any],
+    budget: RunBudget | None,
+    taking: threading.Event,
 ) -> Prefetcher | None:
-    """The process's Prefetcher, made on first use; None when an xdist worker's queue cannot be
-    read (the worker then runs one scenario at a time).
+    """The process's Prefetcher; None when an xdist worker's queue cannot be read (the worker
+    then runs one scenario at a time).
 
-    ``item_ids()[i]`` is the id of ``session.items[i]`` to prefetch, None for an item that is not
-    a scenario to run."""
-    config = request.config
-    if WORKER_QUEUE_UNREADABLE in config.stash:
-        return None
-    prefetcher = config.stash.get(PREFETCH_KEY, None)
-    if prefetcher is not None:
-        return prefetcher
+    ``ids[i]`` is the id of ``session.items[i]`` to prefetch (:func:`item_ids`). Nothing starts
+    before an item takes its run: the first take starts that item's conversation first, then
+    fills the free slots; on an xdist worker the items queued before it wait for it too
+    (``taking`` is set just before it)."""
     from pytest_tau2.plugin.xdist_scheduler import pending_source
     from pytest_tau2.run.prefetch import Prefetcher
-
-    ids = item_ids()
-    from pytest_tau2.plugin.budgeting import budget_of
 
     prefetcher = Prefetcher(
         [name for name in ids if name is not None],
@@ -60,51 +81,61 @@ def prefetcher_for(
         settings,
         scenario_for,
         after_run,
-        budget=budget_of(config),
+        budget=budget,
     )
     if hasattr(config, "workerinput"):
+
+        def queued() -> None:
+            if taking.is_set():
+                prefetcher.refill_soon()
+
         with prefetcher.lock:  # an item queued meanwhile refills from this worker's queue, not the session
-            pending = pending_source(config, ids, prefetcher.lock, prefetcher.cancel, prefetcher.refill_soon)
+            pending = pending_source(config, ids, prefetcher.lock, prefetcher.cancel, queued)
             if pending is not None:
                 prefetcher.names = pending
         if pending is None:
-            config.stash[WORKER_QUEUE_UNREADABLE] = True
             prefetcher.close()
             return None
-    config.stash[PREFETCH_KEY] = prefetcher
     return prefetcher
 
 
-def use_idle_time(config: pytest.Config, running: concurrent.futures.Future[Any]) -> None:
-    """While the first prefetched conversations talk, prepare what the end of the run needs
-    (the report template), so the last result is not kept waiting for it. Not in the first
-    second, when the conversations are starting and need the CPU."""
-    if IDLE_WORK_DONE in config.stash or hasattr(config, "workerinput"):
-        return  # done already; an xdist worker writes no report
-    if concurrent.futures.wait([running], timeout=IDLE_DELAY_S).done:
-        return  # short conversations: try again while the next item waits
-    config.stash[IDLE_WORK_DONE] = True
-    _compile_report_template()
+class IdleWork:
+    """What a process prepares while it waits for its conversations: the report template, which
+    the end of the run needs, so the last result is not kept waiting for it. Once per process."""
 
+    def __init__(self, *, is_worker: bool) -> None:
+        self.is_worker = is_worker
+        """An xdist worker writes no report: nothing to prepare."""
+        self.done = False
+        self.timer: threading.Timer | None = None
+        """The xdist controller's thread that does it."""
 
-def use_controller_idle_time(config: pytest.Config) -> None:
-    """The xdist controller's main thread only waits for its workers' reports: a second into the
-    run, a thread compiles the report template there (with its imports, ~0.1 s), which the end of
-    the run otherwise waited for after the last worker finished."""
-    if CONTROLLER_IDLE_WORK in config.stash:
-        return
-    timer = threading.Timer(IDLE_DELAY_S, _compile_report_template)
-    timer.daemon = True
-    config.stash[CONTROLLER_IDLE_WORK] = timer
-    timer.start()
+    def use_idle_time(self, running: concurrent.futures.Future[Any]) -> None:
+        """While the first prefetched conversations talk, compile the template; not in the first
+        second, when the conversations are starting and need the CPU."""
+        if self.done or self.is_worker:
+            return  # done already; an xdist worker writes no report
+        if concurrent.futures.wait([running], timeout=IDLE_DELAY_S).done:
+            return  # short conversations: try again while the next item waits
+        self.done = True
+        _compile_report_template()
 
+    def use_controller_idle_time(self) -> None:
+        """The xdist controller's main thread only waits for its workers' reports: a second into the
+        run, a thread compiles the report template there (with its imports, ~0.1 s), which the end of
+        the run otherwise waited for after the last worker finished."""
+        if self.timer is not None:
+            return
+        timer = threading.Timer(IDLE_DELAY_S, _compile_report_template)
+        timer.daemon = True
+        self.timer = timer
+        timer.start()
 
-def end_controller_idle_time(config: pytest.Config) -> None:
-    """Before the report is written: drop the idle-time work if it has not begun, else let it end."""
-    timer = config.stash.get(CONTROLLER_IDLE_WORK, None)
-    if timer is not None:
-        timer.cancel()
-        timer.join()
+    def end_controller_idle_time(self) -> None:
+        """Before the report is written: drop the idle-time work if it has not begun, else let it end."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer.join()
 
 
 def _compile_report_template() -> None:
@@ -122,29 +153,17 @@ def _answered(ticket: object) -> bool:
     return callable(wait) and bool(wait(0))
 
 
-def stop_starting(config: pytest.Config, reason: str) -> None:
-    """Stop starting conversations (a result could not be saved; any thread): the prefetcher
-    starts none from now on, and pytest stops after the item it runs."""
-    report = config.pluginmanager.get_plugin("tau2-run-report")
-    session = getattr(report, "session", None)
-    if session is not None and not session.shouldstop:
-        session.shouldstop = reason
-    prefetcher = config.stash.get(PREFETCH_KEY, None)
-    if prefetcher is not None:
-        prefetcher.stop_starting()
-
-
-def finish_prefetching(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
+def finish_prefetching(
+    session: pytest.Session, exitstatus: int | pytest.ExitCode, prefetcher: Prefetcher, report: RunReport
+) -> None:
     """End of session: when the run stopped early (Ctrl-C, ``-x``), save the conversations that
     finished for items pytest never reached, so neither their model calls nor their results are
     lost; then cancel the rest and close."""
-    prefetcher = session.config.stash.get(PREFETCH_KEY, None)
-    if prefetcher is None:
-        return
+    from pytest_tau2.plugin.run_report import UNREPORTED_KEY
+
     prefetcher.stop_starting()
-    report = session.config.pluginmanager.get_plugin("tau2-run-report")
     stopped_early = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop or session.shouldfail)
-    if stopped_early and isinstance(report, RunReport):
+    if stopped_early:
         reached = set(report.started.values())  # their items report (or error) for themselves
         made = [run.after for run in prefetcher.unclaimed() if run.name not in reached]
         # Saved when they were made (item.py's saver); the rest travel here, as without a saver.

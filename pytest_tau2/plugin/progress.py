@@ -22,14 +22,17 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_tau2.plugin.keys import item_id
-from pytest_tau2.plugin.prefetching import PREFETCH_KEY
+from pytest_tau2.plugin.keys import is_worker, item_id
 from pytest_tau2.plugin.run_report import RunReport
+from pytest_tau2.plugin.terminal import Terminal
 from pytest_tau2.settings import Settings
+
+if TYPE_CHECKING:
+    from pytest_tau2.run.prefetch import Prefetcher
 
 NAME = "tau2-progress"
 REDRAW_S = 0.5
@@ -88,12 +91,17 @@ def _duration(seconds: float) -> str:
 
 
 class Progress:
-    """The pytest plugin object that shows the line (registered on the reporting process only)."""
+    """The pytest plugin object that shows the line (registered on the reporting process only,
+    once a scenario is selected; the run closes it as the session ends)."""
 
-    def __init__(self, config: pytest.Config, report: RunReport, settings: Settings) -> None:
+    def __init__(
+        self, config: pytest.Config, report: RunReport, settings: Settings, prefetcher: Prefetcher | None
+    ) -> None:
         self.config = config
         self.report = report
         self.settings = settings
+        self.prefetcher = prefetcher
+        """This process's conversations in flight (--tau2-concurrency without xdist)."""
         self.mode: str | None = None
         self.interval = 0.0
         self._lock = threading.RLock()
@@ -112,10 +120,6 @@ class Progress:
         # The first scenario starts: pytest's capture is suspended here, so fd 1 is the terminal.
         if self._started is None and item_id(nodeid) is not None:
             self._start()
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self) -> None:
-        self.close()
 
     # ---- the line ------------------------------------------------------------------------------
 
@@ -189,7 +193,7 @@ class Progress:
 
     def _in_flight(self, done: int, total: int) -> int:
         left = max(0, total - done)
-        prefetcher = self.config.stash.get(PREFETCH_KEY, None)
+        prefetcher = self.prefetcher
         if prefetcher is not None:
             return min(left, prefetcher.in_flight)
         workers = getattr(self.config.option, "numprocesses", None)
@@ -251,11 +255,13 @@ class Progress:
                 self._fd = None
 
 
-def install(config: pytest.Config, report: RunReport, settings: Settings) -> None:
+def install(
+    config: pytest.Config, report: RunReport, settings: Settings, terminal: Terminal, prefetcher: Prefetcher | None
+) -> Progress | None:
     """Register the progress line on the process that reports results (whether the terminal, -q,
     CI and --tau2-progress-interval call for one is decided when the first scenario starts)."""
-    if config.pluginmanager.get_plugin("terminalreporter") is None or hasattr(config, "workerinput"):
-        return
-    if settings.progress_interval == 0 or config.pluginmanager.has_plugin(NAME):
-        return
-    config.pluginmanager.register(Progress(config, report, settings), NAME)
+    if terminal.reporter is None or is_worker(config) or settings.progress_interval == 0:
+        return None
+    progress = Progress(config, report, settings, prefetcher)
+    config.pluginmanager.register(progress, NAME)
+    return progress

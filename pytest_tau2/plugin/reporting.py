@@ -12,6 +12,9 @@
   "go to test", TeamCity's failure location, ``-rs`` lines and legacy JUnit ``file=``/``line=``.
 - **JUnit**: ``--tau2-junit-properties`` (report/junit_shape.py), applied to the file once pytest
   has written it, on the process that writes it.
+
+PYTEST_DONT_REWRITE: the run (plugin/run_state.py) imports this module before it registers it as a
+plugin; it holds no assertions to rewrite.
 """
 
 from __future__ import annotations
@@ -27,32 +30,28 @@ from typing import Any
 
 import pytest
 
-from pytest_tau2.plugin.keys import CATALOG_KEY, SCENARIO_PROPERTY, SETTINGS_KEY, is_worker, item_id, scenario_name
+from pytest_tau2.plugin.keys import SCENARIO_PROPERTY, item_id, scenario_name
+from pytest_tau2.plugin.terminal import Terminal
 from pytest_tau2.report import subresults
 from pytest_tau2.report.junit_shape import reshape
 from pytest_tau2.report.record import ScenarioRecord
+from pytest_tau2.run.catalog import Catalog
+from pytest_tau2.settings import Settings
 
 _PACKAGE = str(Path(__file__).resolve().parent.parent) + os.sep
 _MARKUP = {"passed": {"green": True}, "failed": {"red": True}, "skipped": {"yellow": True}}
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    if not is_worker(config):
-        config.pluginmanager.register(SubResultTerminal(config), "tau2-subresults")
-        config.pluginmanager.register(JUnitShape(config), "tau2-junit-shape")
-
-
 # ---- location -----------------------------------------------------------------------------------
 
 
-def pytest_itemcollected(item: pytest.Item) -> None:
+def locate(item: pytest.Item, catalog: Catalog) -> None:
     """A scenario item reports its scenario class's file and line as its location (lazily: pytest
-    asks for it when the item runs, or when an IDE's discovery reads it)."""
+    asks for it when the item runs, or when an IDE's discovery reads it); called as it is collected."""
     name = scenario_name(item)
     if name is None:
         return
-    catalog = item.config.stash.get(CATALOG_KEY, None)
-    cls = catalog.classes.get(name) if catalog is not None else None
+    cls = catalog.classes.get(name)
     if cls is not None:  # None: an unavailable domain's error item keeps the function's location
         setattr(item, "reportinfo", functools.partial(_reportinfo, item, cls))  # noqa: B010  (an instance's method)
 
@@ -133,15 +132,16 @@ class SubResultTerminal:
     """Shows a scenario's sub-results under its line with ``-v`` and counts them in the count line
     (pytest's own ``subtests passed/failed/skipped`` categories, so colours follow pytest's rules)."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, terminal: Terminal) -> None:
         self.config = config
+        self.terminal = terminal
 
     @pytest.hookimpl(trylast=True)  # after the terminal reporter has written the item's own line
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = getattr(report, "tau2_subresults", None)
         if not data or report.when != "call" or report.outcome not in ("passed", "failed", "skipped"):
             return  # also a run that pytest-rerunfailures repeats (outcome "rerun"): its last run counts
-        terminal: Any = self.config.pluginmanager.get_plugin("terminalreporter")
+        terminal = self.terminal.reporter
         if terminal is None:
             return
         results = subresults.from_report(data)
@@ -168,8 +168,10 @@ class SubResultTerminal:
 class JUnitShape:
     """``--tau2-junit-properties``: reshapes the file pytest's junitxml wrote (report/junit_shape.py)."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, settings: Settings, terminal: Terminal) -> None:
         self.config = config
+        self.settings = settings
+        self.terminal = terminal
         self.scenarios = False
         """A scenario item reported in this run (else the file is not even read)."""
 
@@ -180,8 +182,7 @@ class JUnitShape:
     @pytest.hookimpl(trylast=True)  # after junitxml's own sessionfinish has written the file
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         given = getattr(self.config.option, "xmlpath", None)
-        settings = self.config.stash.get(SETTINGS_KEY, None)
-        mode = settings.junit_properties if settings is not None else "suite"
+        mode = self.settings.junit_properties
         if not given or not self.scenarios or mode == "testcase":
             return
         path = Path(os.path.normpath(os.path.abspath(os.path.expanduser(os.path.expandvars(given)))))
@@ -191,6 +192,4 @@ class JUnitShape:
             ours = ScenarioRecord.junit_property
             reshape(path, mode, marker=SCENARIO_PROPERTY, ours=ours, prefix=subresults.PROPERTY_PREFIX)
         except (OSError, SyntaxError) as exc:  # ET.ParseError is a SyntaxError
-            terminal: Any = self.config.pluginmanager.get_plugin("terminalreporter")
-            if terminal is not None:
-                terminal.write_line(f"warning: --tau2-junit-properties could not rewrite {path}: {exc}", yellow=True)
+            self.terminal.write_line(f"warning: --tau2-junit-properties could not rewrite {path}: {exc}", yellow=True)

@@ -7,6 +7,9 @@ scenario's files as its report arrives, then all_metrics.json, all_summary.txt, 
 the terminal summary. A scenario that started but left no result (bad data, a crashed worker,
 an interrupt) is still counted, as an error with its reason: items run == entries in
 all_metrics.json == JUnit testcases.
+
+Features add to the summary through :class:`SummarySection` (the budget's line, the gates, the
+estimate vs actual): the report asks each for its lines when it writes the summary.
 """
 
 from __future__ import annotations
@@ -14,12 +17,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
-from pytest_tau2.plugin.budgeting import budget_line, is_budget_skip
 from pytest_tau2.plugin.keys import item_id
+from pytest_tau2.plugin.terminal import Terminal
 from pytest_tau2.report import agreement, files, uncertainty
 from pytest_tau2.report.leaderboard import pass_hat_k_document
 from pytest_tau2.report.record import ScenarioRecord
@@ -28,6 +31,7 @@ from pytest_tau2.report.saving import ResultWriter
 from pytest_tau2.report.summary import render
 from pytest_tau2.report.terminal import escape_controls
 from pytest_tau2.report.views import VIEWS, RunFiles, write_views
+from pytest_tau2.run.budget import BUDGET_REASON
 from pytest_tau2.run.run_folder import RunFolder
 
 UNREPORTED_KEY = "tau2_unreported"
@@ -36,15 +40,36 @@ never reached (concurrency.finish_prefetching), written by the controller when t
 _WORKER_LINE = re.compile(r"^\[[\w-]+\] .* -- Python ")
 
 
+class SummarySection(Protocol):
+    """A part of the run's summary that a feature contributes (plugin/budgeting.py, gate.py,
+    estimating.py), asked for its lines when the summary is written (the process that owns the
+    results folder, once a scenario started)."""
+
+    top: bool
+    """Shown first, above the interrupt line and the scenario table (the budget's line); else
+    after the table, in the order the sections were added."""
+
+    def lines(self) -> list[str]:
+        """The section's lines; none: nothing to say in this run."""
+        ...
+
+
 class RunReport:
     def __init__(
-        self, results_dir: Path, *, is_worker: bool, folder: RunFolder | None = None, ci_level: float = 0.95
+        self,
+        results_dir: Path,
+        *,
+        is_worker: bool,
+        terminal: Terminal,
+        folder: RunFolder | None = None,
+        ci_level: float = 0.95,
     ) -> None:
         self.results_dir = results_dir
         self.ci_level = ci_level
         """--tau2-ci-level: the level of the summary's and all_metrics.json's intervals."""
-        self.gate_lines: list[str] = []
-        """Lines of the baseline comparison and the gates (plugin/gate.py), appended to the summary."""
+        self.sections: list[SummarySection] = []
+        """What features add to the summary (:class:`SummarySection`)."""
+        self.terminal = terminal
         self.is_worker = is_worker
         self.folder = folder
         self.started: dict[str, str] = {}
@@ -63,6 +88,7 @@ class RunReport:
         self.unreported_errors: dict[str, str] = {}
         """Those of them that ended in an infrastructure error: folder -> the error."""
         self.session: pytest.Session | None = None
+        """Set by the run (plugin/run_state.py) when the session starts."""
         self.summary_text: str | None = None
         self.writer = ResultWriter(results_dir, on_failure=self._save_failed)
         """Writes every scenario result into the folder (this process owns it), as soon as it is made."""
@@ -70,18 +96,13 @@ class RunReport:
         """Called (on any thread) when a result could not be saved: stop starting conversations."""
         self.not_saved: dict[str, str] = {}
         """nodeid -> why its result, carried by its report, could not be saved."""
-        self.estimate_lines: list[str] = []
-        """Estimate vs actual (plugin/estimating.py), appended to the summary."""
         self.budget_skipped = 0
         """Scenario items --tau2-budget left unstarted (skipped, naming the budget)."""
 
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.session = session
+    def add_section(self, section: SummarySection) -> None:
+        self.sections.append(section)
 
     # ---- collecting this run's results --------------------------------------------------------
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.selected = len(session.items)
 
     def worker_collected(self, ids: list[str]) -> None:
         """Called by the xdist hooks: how many scenario items the run selected."""
@@ -107,8 +128,8 @@ class RunReport:
                 report.outcome = "failed"
                 report.longrepr = self.not_saved[report.nodeid]
         elif report.when == "setup" and report.skipped and report.nodeid not in self.results:
-            self.started.pop(report.nodeid, None)  # not applicable (e.g. not in the replay file)
-            self.budget_skipped += is_budget_skip(report)  # or left unstarted by --tau2-budget
+            self.started.pop(report.nodeid, None)  # not applicable, or left unstarted by --tau2-budget
+            self.budget_skipped += is_budget_skip(report)
         elif report.failed and report.nodeid not in self.results and report.nodeid not in self.errors:
             self.errors[report.nodeid] = {
                 "scenario": self.started.get(report.nodeid, found),
@@ -153,11 +174,8 @@ class RunReport:
 
     def _tell_save_failures(self) -> None:
         """Each failed save, on the terminal as soon as this (main) thread hears of it."""
-        new = self.writer.failures_to_tell()
-        reporter = self.session.config.pluginmanager.get_plugin("terminalreporter") if self.session else None
-        for line in new:
-            if reporter is not None:
-                reporter.write_line(f"tau2: could not save a result: {line}", red=True)
+        for line in self.writer.failures_to_tell():
+            self.terminal.write_line(f"tau2: could not save a result: {line}", red=True)
 
     def save_unreported(self, payload: dict[str, Any]) -> None:
         """Write the files of a conversation that finished in the background for an item pytest
@@ -197,18 +215,19 @@ class RunReport:
 
     def _text(self, session: pytest.Session, metrics: list[ScenarioRecord], errors: list[ErrorEntry]) -> str:
         text = render(metrics, errors, level=self.ci_level)
-        if self.gate_lines:
-            text += "\n" + "\n".join(self.gate_lines) + "\n"
-        if self.estimate_lines:
-            text += "\n" + "\n".join(self.estimate_lines) + "\n"
+        for section in self.sections:
+            lines = [] if section.top else section.lines()
+            if lines:
+                text += "\n" + "\n".join(lines) + "\n"
         done = len(metrics) + len(errors)
         stop = self.interrupted or (str(session.shouldstop) if session.shouldstop else None)
         if stop is None and session.shouldfail:
             stop = str(session.shouldfail)  # -x / --maxfail
         if stop is not None and done < max(self.selected, done):
             text = f"Interrupted after {done} of {self.selected} scenarios: {stop}\n" + text
-        if self.budget_skipped:
-            text = budget_line(metrics, self.budget_skipped, max(self.selected, done)) + "\n" + text
+        top = [line for section in self.sections if section.top for line in section.lines()]
+        if top:
+            text = "\n".join(top) + "\n" + text
         if self.saved_unreported:
             text += self._background_text(stop)
         resumed = sum(1 for m in metrics if m.resumed)
@@ -247,8 +266,8 @@ class RunReport:
             )
         return text
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def write_files(self, session: pytest.Session) -> None:
+        """The run's files and the summary's text, at the very end of the session (the run's finish)."""
         if self.is_worker or not (self.started or self.budget_skipped):  # a budget may stop every scenario
             return
         metrics, errors = self.entries()
@@ -289,7 +308,8 @@ class RunReport:
             terminalreporter.write_line(failure, red=failure.startswith("error"), yellow=failure.startswith("warning"))
         terminalreporter.write_line(f"results: {self.results_dir}")
 
-    def pytest_unconfigure(self) -> None:
+    def close(self) -> None:
+        """The results folder's lock removed (the run's last step)."""
         if self.folder is not None:
             self.folder.close()
 
@@ -308,3 +328,10 @@ def _reason(report: pytest.TestReport) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip() and not _WORKER_LINE.match(line)]
     errors = [line[2:].strip() for line in lines if line.startswith("E ")]
     return ((errors or lines or [f"{report.when} failed"])[0])[:500]
+
+
+def is_budget_skip(report: pytest.TestReport) -> bool:
+    """A setup report of an item the budget left unstarted."""
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr or "")
+    return report.skipped and BUDGET_REASON in str(reason)

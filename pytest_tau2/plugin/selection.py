@@ -10,15 +10,17 @@ import fnmatch
 import pytest
 
 from pytest_tau2.plugin.gc_policy import freeze_collected
-from pytest_tau2.plugin.keys import CATALOG_KEY, SETTINGS_KEY, TRIAL_PARAM, scenario_name
+from pytest_tau2.plugin.keys import TRIAL_PARAM, scenario_name
 from pytest_tau2.run import split_trial_id
 from pytest_tau2.run.catalog import (
+    Catalog,
     keyword_targets,
     node_id_targets,
     pattern_targets,
     signal_errors,
     unavailable_domain,
 )
+from pytest_tau2.settings import Settings
 from pytest_tau2.settings.shards import Shard, select
 
 
@@ -28,7 +30,7 @@ def _matches(name: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(name, pattern) or (domain is not None and pattern_targets(pattern, domain))
 
 
-def pytest_itemcollected(item: pytest.Item) -> None:
+def aim_keywords(item: pytest.Item) -> None:
     """``-k`` aimed at scenarios of an unavailable domain selects its error item, so the reason shows."""
     name = scenario_name(item)
     domain = unavailable_domain(name) if name is not None else None
@@ -36,10 +38,12 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         item.extra_keyword_matches.update(keyword_targets(item.config.option.keyword, domain))
 
 
-def unavailable_node_ids(session: pytest.Session, exc: pytest.UsageError) -> pytest.UsageError | None:
+def unavailable_node_ids(
+    session: pytest.Session, exc: pytest.UsageError, errors: dict[str, Exception]
+) -> pytest.UsageError | None:
     """A node id of an unavailable domain's scenario: pytest's "not found" names the domain's error
-    (the entry point's ``pytest_collection`` wrapper asks, plugin/__init__.py)."""
-    errors = session.config.stash[CATALOG_KEY].errors
+    (``errors``: the catalog's, by error item name; the entry point's ``pytest_collection`` wrapper
+    asks, plugin/__init__.py)."""
     aimed = node_id_targets(session.config.args, [unavailable_domain(n) or n for n in errors])
     if not aimed:
         return None
@@ -50,10 +54,9 @@ def unavailable_node_ids(session: pytest.Session, exc: pytest.UsageError) -> pyt
     return pytest.UsageError(*exc.args, *lines)
 
 
-def resolve_signals(session: pytest.Session) -> None:
+def resolve_signals(session: pytest.Session, catalog: Catalog) -> None:
     """Success signals of every selected scenario, resolved now: a bad one is a collection error naming the class."""
     named = [(item, scenario_name(item)) for item in session.items]
-    catalog = session.config.stash[CATALOG_KEY]
     errors = signal_errors([n for _, n in named if n is not None], catalog.classes, catalog.settings)
     for item, name in named:
         if name in errors:
@@ -64,13 +67,13 @@ def resolve_signals(session: pytest.Session) -> None:
         freeze_collected()  # items, classes, tasks live until the end: no full GC re-scans them (gc_policy.py)
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def select_scenarios(config: pytest.Config, items: list[pytest.Item], settings: Settings) -> None:
     """``--tau2-scenarios``: keep exactly the named scenarios (names or glob patterns)."""
-    wanted = config.stash[SETTINGS_KEY].scenarios
+    wanted = settings.scenarios
     if not wanted:
         return
     given = [p.strip() for p in wanted.split(",") if p.strip()]
-    patterns = selection_patterns(given, config.stash[SETTINGS_KEY].trials)  # <name>-t<k>: one trial
+    patterns = selection_patterns(given, settings.trials)  # <name>-t<k>: one trial
     names = {item: scenario_name(item) for item in items}
     known = sorted({n for n in names.values() if n is not None})
     unmatched = [p for p in patterns if not any(_matches(n, p) for n in known)]
@@ -87,7 +90,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
-    narrow_to_trials(config, items, given)
+    narrow_to_trials(config, items, given, settings.trials)
 
 
 class ShardSelection:
@@ -136,9 +139,9 @@ def split_trial_patterns(patterns: list[str], trials: int) -> tuple[list[str], l
     return plain, narrowed
 
 
-def narrow_to_trials(config: pytest.Config, items: list[pytest.Item], patterns: list[str]) -> None:
+def narrow_to_trials(config: pytest.Config, items: list[pytest.Item], patterns: list[str], trials: int) -> None:
     """Keep only the named trials of scenarios that ``--tau2-scenarios`` selected by a trial pattern alone."""
-    plain, narrowed = split_trial_patterns(patterns, config.stash[SETTINGS_KEY].trials)
+    plain, narrowed = split_trial_patterns(patterns, trials)
     if not narrowed:
         return
     keep: list[pytest.Item] = []

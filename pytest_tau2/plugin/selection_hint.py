@@ -5,7 +5,7 @@ empty suite. ``--tau2-scenarios`` already names the closest scenarios for its pa
 does the same for ``-k``. (A ``-k`` aimed at a domain whose data is missing selects that
 domain's ``<domain>__unavailable`` item instead, which shows the reason: plugin/selection.py.)
 :func:`hint` is plain text logic; :class:`SelectionHints` is the pytest plugin object that
-feeds it (registered by plugin/session.py; hooks by name, so this module does not import pytest).
+feeds it (registered by plugin/run_state.py; hooks by name, so this module does not import pytest).
 Under xdist the workers collect, so a worker hands its hint to the controller through
 ``workeroutput``, and the controller prints it once.
 """

@@ -13,21 +13,11 @@ from typing import Any
 import pytest
 
 from pytest_tau2.plugin import activation
-from pytest_tau2.plugin.keys import CATALOG_KEY, SAVED_KEY, SETTINGS_KEY, is_worker, item_id, scenario_name
+from pytest_tau2.plugin.keys import is_worker, item_id, scenario_name
+from pytest_tau2.plugin.run_state import Tau2Run
 
 DATA_ERRORS_KEY = "tau2_data_errors"
 """``workeroutput`` key: a worker's tau2 data errors by error item name."""
-_SHOWN_KEY = pytest.StashKey[bool]()
-
-
-def controller_settings(config: pytest.Config) -> Any:
-    """The controller's settings, resolved (and checked) once: they travel to every worker."""
-    settings = config.stash.get(SETTINGS_KEY, None)
-    if settings is None:
-        from pytest_tau2.plugin import invocation
-
-        settings = config.stash[SETTINGS_KEY] = invocation.settings_of(config)
-    return settings
 
 
 class XdistHooks:
@@ -39,20 +29,22 @@ class XdistHooks:
         from pytest_tau2.plugin import worker_settings
 
         self.links.open(node)
-        values, relative = worker_settings.ship(controller_settings(node.config), node.config.rootpath)
+        values, relative = worker_settings.ship(self.run.resolve_settings(), node.config.rootpath)
         node.workerinput["tau2_settings"] = values  # in memory over execnet: never a file on the worker
         node.workerinput["tau2_root_relative"] = relative  # anchored at the worker's rootdir (other machines)
-        node.workerinput["tau2_saved"] = node.config.stash.get(SAVED_KEY, {})
+        node.workerinput["tau2_saved"] = self.run.saved
 
-    def __init__(self) -> None:
+    def __init__(self, run: Tau2Run) -> None:
         from pytest_tau2.plugin.xdist_link import ControllerLinks
 
-        self.links = ControllerLinks()
-        """The controller's ends of the workers' result links (xdist_link.py); its writer is set
-        when the adapter wakes up (session.py), before any worker can send a result."""
+        self.run = run
+        self.links = run.links = ControllerLinks()
+        """The controller's ends of the workers' result links (xdist_link.py), held by the run too:
+        it sets their writer when the adapter wakes up, before any worker can send a result."""
         self.collections: dict[str, tuple[str, ...]] = {}
         """Controller: the node ids each worker collected, by worker id."""
         self.blamed: set[str] = set()
+        self.header_shown = False
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """On a worker: tau2 data that is missing or off the pin, for the controller to name.
@@ -62,16 +54,15 @@ class XdistHooks:
         tests, and the controller turns each such worker's reason into a collection error that
         names it (:meth:`pytest_testnodedown`). When every worker lacks the data alike, the
         domain's error item runs and fails as in one process: the same JUnit, one error."""
-        config = session.config
-        workeroutput = getattr(config, "workeroutput", None)
-        if workeroutput is None or CATALOG_KEY not in config.stash:
+        workeroutput = getattr(session.config, "workeroutput", None)
+        if workeroutput is None or not self.run.configured:
             return
         from pytest_tau2.plugin import worker_settings
 
         selected = {scenario_name(item) for item in session.items}
         errors = {
             name: str(exc)
-            for name, exc in config.stash[CATALOG_KEY].errors.items()
+            for name, exc in self.run.catalog.errors.items()
             if name in selected and isinstance(exc, worker_settings.WorkerDataError)
         }
         if errors:
@@ -80,14 +71,14 @@ class XdistHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any | None:
         """--tau2-concurrency N under ``--dist load``: keep N upcoming items queued per worker."""
-        settings = controller_settings(config)
+        settings = self.run.resolve_settings()
         if settings.concurrency <= 1:
             return None
-        _wake(config)  # asked for concurrency: this run means to run scenarios
+        _wake(self.run)  # asked for concurrency: this run means to run scenarios
         from pytest_tau2.plugin.xdist_scheduler import make_scheduler
         from pytest_tau2.run.prefetch import expected_length
 
-        catalog = config.stash[CATALOG_KEY]
+        catalog = self.run.catalog
 
         def length_of(nodeid: str) -> int:  # the workers' prefetchers order their items by the same
             found = item_id(nodeid)
@@ -109,40 +100,34 @@ class XdistHooks:
 
         spec = getattr(node.gateway, "spec", None)
         line = None if is_worker(node.config) else worker_settings.after_crash(spec, error)
-        reporter = node.config.pluginmanager.get_plugin("terminalreporter")
-        if line is not None and reporter is not None:
-            reporter.write_line(line)
+        if line is not None:
+            self.run.terminal.write_line(line)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """A worker collected: if it selected scenario items, the controller wakes up (results
         folder, header) before any of them runs."""
+        run = self.run
         config = node.config
         self.collections[str(getattr(node.gateway, "id", len(self.collections)))] = tuple(ids)
-        sharded = controller_settings(config).shard is not None  # an empty shard still leaves its folder to merge
+        sharded = run.resolve_settings().shard is not None  # an empty shard still leaves its folder to merge
         if not sharded and not any(item_id(nodeid) is not None for nodeid in ids):
             return
-        _wake(config)
-        from pytest_tau2.plugin.prefetching import use_controller_idle_time
-        from pytest_tau2.plugin.run_report import RunReport
-        from pytest_tau2.plugin.session import REPORT_NAME, header, scenarios_selected
-
-        first = not config.stash.get(_SHOWN_KEY, False)
+        _wake(run)
+        first = not self.header_shown
         try:
-            scenarios_selected(config)
+            run.scenarios_selected()
         except pytest.UsageError as exc:  # the results folder cannot be used: stop before any scenario runs
             pytest.exit(str(exc), returncode=pytest.ExitCode.USAGE_ERROR)
-        reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if first and reporter is not None and config.option.verbose >= 0 and not config.option.no_header:
-            for line in header(config):
-                reporter.write_line(line)
-        config.stash[_SHOWN_KEY] = True
-        report = config.pluginmanager.get_plugin(REPORT_NAME)
-        if isinstance(report, RunReport):
-            report.worker_collected(ids)
-            use_controller_idle_time(config)
+        terminal = run.terminal
+        if first and terminal.reporter is not None and config.option.verbose >= 0 and not config.option.no_header:
+            for line in run.header_lines():
+                terminal.write_line(line)
+        self.header_shown = True
+        run.report.worker_collected(ids)
+        run.idle.use_controller_idle_time()
 
 
-def _wake(config: pytest.Config) -> None:
-    error = activation.activate(config)
+def _wake(run: Tau2Run) -> None:
+    error = activation.activate(run)
     if error is not None:
         pytest.exit(str(error), returncode=pytest.ExitCode.USAGE_ERROR)

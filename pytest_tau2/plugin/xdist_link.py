@@ -54,7 +54,7 @@ class ControllerLinks:
 
     def __init__(self, writer: ResultWriter | None = None) -> None:
         self.writer = writer
-        """Set when the adapter wakes up on the controller (plugin/session.py); workers send
+        """Set when the adapter wakes up on the controller (plugin/run_state.py); workers send
         results only after that (the controller wakes at their collection report)."""
         self._channels: list[Any] = []
         self._lock = threading.Lock()

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import threading
 import time
-from types import SimpleNamespace
 
 import pytest
 
 from pytest_tau2.plugin import prefetching as concurrency
 
 
-def _config() -> SimpleNamespace:
-    return SimpleNamespace(stash=pytest.Stash())
+def _idle() -> concurrency.IdleWork:
+    return concurrency.IdleWork(is_worker=False)
 
 
 def test_compiles_after_the_delay_and_the_end_waits_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -26,11 +25,11 @@ def test_compiles_after_the_delay_and_the_end_waits_for_it(monkeypatch: pytest.M
 
     monkeypatch.setattr(concurrency, "IDLE_DELAY_S", 0.0)
     monkeypatch.setattr(concurrency, "_compile_report_template", compile_template)
-    config = _config()
-    concurrency.use_controller_idle_time(config)  # type: ignore[arg-type]
-    concurrency.use_controller_idle_time(config)  # type: ignore[arg-type]  # once per session
+    idle = _idle()
+    idle.use_controller_idle_time()
+    idle.use_controller_idle_time()  # once per session
     assert started.wait(5)
-    concurrency.end_controller_idle_time(config)  # type: ignore[arg-type]
+    idle.end_controller_idle_time()
     assert done == [True]  # ran once, off the main thread, and finished before the end went on
 
 
@@ -38,9 +37,10 @@ def test_a_short_run_drops_the_work(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
     monkeypatch.setattr(concurrency, "IDLE_DELAY_S", 60.0)
     monkeypatch.setattr(concurrency, "_compile_report_template", lambda: calls.append(1))
-    config = _config()
-    concurrency.use_controller_idle_time(config)  # type: ignore[arg-type]
-    concurrency.end_controller_idle_time(config)  # type: ignore[arg-type]
-    timer = config.stash[concurrency.CONTROLLER_IDLE_WORK]
+    idle = _idle()
+    idle.use_controller_idle_time()
+    idle.end_controller_idle_time()
+    timer = idle.timer
+    assert timer is not None
     assert not timer.is_alive() and calls == []  # cancelled and ended: the report's own step compiles it
-    concurrency.end_controller_idle_time(_config())  # type: ignore[arg-type]  # never started: nothing to do
+    _idle().end_controller_idle_time()  # never started: nothing to do
