@@ -82,6 +82,8 @@ def build_record(
         {spec.evidence_field: outcome.evidence.get(spec.evidence_field, []) for spec in specs if spec.evidence_field}
     )
     fields.update({name: outcome.evidence.get(name) for spec in specs for name in spec.details_schema or {}})
+    if outcome.extra.get("voice") is not None:  # a phone call (speech/line.py PhoneLine)
+        fields["voice"] = outcome.extra["voice"].summary()
     return record_type(ScenarioRecord).model_validate(fields)
 
 
@@ -157,7 +159,7 @@ def _generate(kind: type[ScenarioRecord], specs: list[SignalSpec]) -> dict[str, 
         "description": DESCRIPTION,
         "type": "object",
         "additionalProperties": False,
-        "required": list(properties),
+        "required": [name for name in properties if name != "voice"],  # voice: phone calls only
         "properties": properties,
         "$defs": {
             "signal": {"type": "string", "enum": [spec.key for spec in specs]},

@@ -153,6 +153,7 @@ class Trial:
                 settings=self.settings,
                 judge=self.judge if judge is _UNBUILT else judge,
                 usage=ctx.usage,
+                seed=ctx.seed,
             )
         finally:
             SCOPE.reset(token)

@@ -69,6 +69,7 @@ class Settings:
     reranker_args: str | None = None
     trials: int = 1
     seed: int = 300
+    speech_complexity: str | None = None
     verdict: str = "six-signal"
     record_mode: str | None = None
     cassette_dir: str | None = None
@@ -202,6 +203,16 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "junit_properties": ("suite", "testcase", "none"),
     "fail_under_bound": ("estimate", "lower"),
     "judge_prompt": ("ours", "upstream"),
+    "speech_complexity": (  # tau2's speech presets (speech/presets.py PRESETS)
+        "control",
+        "regular",
+        "control_audio",
+        "control_accents",
+        "control_behavior",
+        "control_audio_accents",
+        "control_audio_behavior",
+        "control_accents_behavior",
+    ),
 }
 
 # Options that are a share or a level: strictly between 0 and 1 (fail_under: 0 and 1 allowed).
