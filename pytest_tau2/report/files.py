@@ -44,8 +44,9 @@ def scenario_payload(
     save_db: bool,
     redact: Callable[[Any], Any],
 ) -> dict[str, Any]:
-    """Every file of one scenario as text (a phone call's ``call.wav`` as base64, under ``binary_files``), ready to travel in the item's report to the process
-    that owns the results folder (xdist serializes it; see :func:`write_payload`).
+    """Every file of one scenario as text, ready to travel in the item's report to the process
+    that owns the results folder (xdist serializes it; see :func:`write_payload`); a phone call's
+    ``call.wav`` travels as base64 text under ``binary_files``.
 
     ``redact`` is applied to everything that can carry text from a model or a setting (API keys
     must never reach a file); the DB dumps and tool schemas come from the scenario itself. The

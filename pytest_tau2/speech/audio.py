@@ -42,12 +42,14 @@ def mulaw_encode(signal: Signal, mu: int = 255) -> NDArray[np.uint8]:
     """G.711-style mu-law companding to 8-bit codes (the continuous law, quantized to 256 levels)."""
     x = np.clip(signal, -1.0, 1.0)
     y = np.sign(x) * np.log1p(mu * np.abs(x)) / np.log1p(mu)
-    return ((y + 1.0) / 2.0 * mu + 0.5).astype(np.uint8)
+    codes: NDArray[np.uint8] = ((y + 1.0) / 2.0 * mu + 0.5).astype(np.uint8)
+    return codes
 
 
 def mulaw_decode(codes: NDArray[np.uint8], mu: int = 255) -> Signal:
     y = codes.astype(np.float64) / mu * 2.0 - 1.0
-    return (np.sign(y) * np.expm1(np.abs(y) * np.log1p(mu)) / mu).astype(np.float32)
+    out: Signal = (np.sign(y) * np.expm1(np.abs(y) * np.log1p(mu)) / mu).astype(np.float32)
+    return out
 
 
 def band_pass(signal: Signal, rate: int, low: float, high: float) -> Signal:
@@ -112,7 +114,7 @@ def burst(name: str, n: int, rate: int, rng: np.random.Generator) -> Signal:
     elif "siren" in lowered:
         wave_ = np.sin(2 * np.pi * np.cumsum(800 + 400 * np.sin(2 * np.pi * 0.8 * t)) / rate)
     elif "engine" in lowered:
-        wave_ = sum(np.sin(2 * np.pi * f * t) / k for k, f in enumerate((40, 80, 120, 160), 1))
+        wave_ = np.sum([np.sin(2 * np.pi * f * t) / k for k, f in enumerate((40, 80, 120, 160), 1)], axis=0)
         wave_ = wave_ * (1 + 0.5 * np.sin(2 * np.pi * 6 * t))
     elif "ring" in lowered:
         wave_ = np.sin(2 * np.pi * 440 * t) * (np.sin(2 * np.pi * 20 * t) > 0)
@@ -121,7 +123,8 @@ def burst(name: str, n: int, rate: int, rng: np.random.Generator) -> Signal:
     else:
         wave_ = rng.standard_normal(n)
     envelope = np.minimum(1.0, np.minimum(t, t[-1] - t if n else t) / 0.02)
-    return (np.asarray(wave_) * envelope * 0.5).astype(np.float32)
+    shaped = np.asarray(wave_) * envelope
+    return (shaped / (np.max(np.abs(shaped)) or 1.0) * 0.5).astype(np.float32)
 
 
 def drop_frames(signal: Signal, rate: int, rng: np.random.Generator, probability: float, duration_ms: float) -> Signal:

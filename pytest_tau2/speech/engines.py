@@ -56,7 +56,9 @@ class EspeakTTS:
         )
         if done.returncode != 0 or len(done.stdout) < self._WAV_HEADER:
             reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise InfrastructureError(f"espeak-ng failed on voice {voice!r}: {reason[-1] if reason else done.returncode}")
+            raise InfrastructureError(
+                f"espeak-ng failed on voice {voice!r}: {reason[-1] if reason else done.returncode}"
+            )
         rate = int.from_bytes(done.stdout[24:28], "little")
         result = (done.stdout[self._WAV_HEADER :], rate)
         with self._lock:

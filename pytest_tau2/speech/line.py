@@ -176,8 +176,14 @@ class PhoneLine:
                 for token in misheard(u.spoken, u.heard)
             ],
             "turns": [
-                {"side": u.side, "spoken": u.spoken, "heard": u.heard, "audio_s": round(len(u.signal) / RATE, 3),
-                 "tts_s": round(u.tts_s, 4), "asr_s": round(u.asr_s, 4)}
+                {
+                    "side": u.side,
+                    "spoken": u.spoken,
+                    "heard": u.heard,
+                    "audio_s": round(len(u.signal) / RATE, 3),
+                    "tts_s": round(u.tts_s, 4),
+                    "asr_s": round(u.asr_s, 4),
+                }
                 for u in self.utterances
             ],
         }

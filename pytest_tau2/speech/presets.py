@@ -63,7 +63,9 @@ def default_preset(complexity: str) -> dict[str, Any]:
     preset = copy.deepcopy(_REGULAR)
     every = complexity == "regular"
     audio, behavior, accents = (every or group in complexity for group in ("audio", "behavior", "accents"))
-    source, channel, speech = (preset[k] for k in ("source_effects_config", "channel_effects_config", "speech_effects_config"))
+    source, channel, speech = (
+        preset[k] for k in ("source_effects_config", "channel_effects_config", "speech_effects_config")
+    )
     source["enable_background_noise"] = source["enable_burst_noise"] = audio
     channel["enable_frame_drops"] = speech["enable_dynamic_muffling"] = audio
     speech["enable_non_directed_phrases"] = preset["enable_interruptions"] = behavior
