@@ -82,8 +82,8 @@ def build_record(
         {spec.evidence_field: outcome.evidence.get(spec.evidence_field, []) for spec in specs if spec.evidence_field}
     )
     fields.update({name: outcome.evidence.get(name) for spec in specs for name in spec.details_schema or {}})
-    if outcome.extra.get("voice") is not None:  # a phone call (speech/line.py PhoneLine)
-        fields["voice"] = outcome.extra["voice"].summary()
+    line = outcome.extra.get("voice")  # a phone call's (speech/line.py PhoneLine), else None
+    fields["voice"] = line.summary() if line is not None else None
     return record_type(ScenarioRecord).model_validate(fields)
 
 
@@ -159,7 +159,7 @@ def _generate(kind: type[ScenarioRecord], specs: list[SignalSpec]) -> dict[str, 
         "description": DESCRIPTION,
         "type": "object",
         "additionalProperties": False,
-        "required": [name for name in properties if name != "voice"],  # voice: phone calls only
+        "required": list(properties),
         "properties": properties,
         "$defs": {
             "signal": {"type": "string", "enum": [spec.key for spec in specs]},

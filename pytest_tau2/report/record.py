@@ -348,7 +348,7 @@ class ScenarioRecord(Part):
         default_factory=Labels,
         description="The user persona's behavior_config and voice_config: for slicing results, never shown to a model.",
     )
-    voice: JsonValue = Field(None, description="The phone call (--tau2-speech-complexity; docs/voice.md), else absent.")
+    voice: JsonValue = Field(None, description="The phone call (--tau2-speech-complexity; docs/voice.md), else null.")
 
     _layout: ClassVar[tuple[str, ...]] = ()
     """The keys of a document, in order (set on the classes :func:`record_type` builds)."""
