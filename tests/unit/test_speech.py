@@ -150,3 +150,36 @@ def test_a_line_is_seeded_and_records_latency_wer_and_misheard_ids() -> None:
     assert summary["misheard_identifiers"] == [{"side": "user", "turn": 1, "identifier": "45"}]
     assert [t["spoken"] for t in summary["turns"]][1] == "Order 45 please ###STOP###"
     assert misheard("call 555-1234", "call five") == ["555", "1234"]
+
+
+class Upper:
+    """A line that hears everything in capitals, and says in which order it carried what."""
+
+    def __init__(self) -> None:
+        self.carried: list[tuple[str, str]] = []
+
+    async def carry(self, side: str, text: str) -> str:
+        self.carried.append((side, text))
+        return text.upper()
+
+
+def test_the_loop_hands_each_side_what_it_heard_and_keeps_what_was_said() -> None:
+    from pytest_tau2.conversation.loop import Conversation
+    from pytest_tau2.conversation.protocol import Reply, ToolCall
+    from tests.unit.test_conversation_loop import Script, make_env
+
+    agent = Script(["How can I help?", Reply(text="Bye", tool_calls=[ToolCall("EndConversationTool", {}, "x")])])
+    user = Script(["order 45", "thanks"])
+    line = Upper()
+    conversation = Conversation(
+        agent=agent, user=user, agent_env=make_env(), user_env=None, agent_prompt="A", user_prompt="U",
+        greeting="Hello", line=line,
+    )  # fmt: skip
+    result = asyncio.run(conversation.run())
+    assert result.stop_reason == "exit"
+    assert line.carried == [("agent", "Hello"), ("user", "order 45"), ("agent", "How can I help?"), ("user", "thanks")]
+    said = [(m["content"], m.get("heard")) for m in result.transcript if m["role"] != "tool"]
+    assert said[:4] == [("Hello", "HELLO"), ("order 45", "ORDER 45"), ("How can I help?", "HOW CAN I HELP?"),
+                        ("thanks", "THANKS")]  # fmt: skip
+    assert agent.seen[0][-1] == {"role": "user", "content": "ORDER 45"}
+    assert user.seen[0][-1] == {"role": "user", "content": "HELLO"}
