@@ -6,6 +6,7 @@ import asyncio
 import io
 import wave
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -163,23 +164,33 @@ class Upper:
         return text.upper()
 
 
-def test_the_loop_hands_each_side_what_it_heard_and_keeps_what_was_said() -> None:
-    from pytest_tau2.conversation.loop import Conversation
-    from pytest_tau2.conversation.protocol import Reply, ToolCall
-    from tests.unit.test_conversation_loop import Script, make_env
+class Said:
+    """A participant that says its replies in turn and keeps what it was shown."""
 
-    agent = Script(["How can I help?", Reply(text="Bye", tool_calls=[ToolCall("EndConversationTool", {}, "x")])])
-    user = Script(["order 45", "thanks"])
-    line = Upper()
+    def __init__(self, *replies: str) -> None:
+        self.replies, self.seen = list(replies), []  # type: list[str], list[list[dict[str, Any]]]
+
+    async def respond(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
+        self.seen.append(messages)
+        return self.replies.pop(0) if self.replies else "..."
+
+
+def test_the_loop_hands_each_side_what_it_heard_and_keeps_what_was_said() -> None:
+    from pytest_tau2 import EndConversationTool
+    from pytest_tau2.conversation.loop import Conversation
+    from pytest_tau2.environment.env import Environment
+
+    agent, user, line = Said("How can I help?", "Bye"), Said("order 45", "thanks ###STOP###"), Upper()
+    env = Environment("agent", {}, [EndConversationTool({})])
     conversation = Conversation(
-        agent=agent, user=user, agent_env=make_env(), user_env=None, agent_prompt="A", user_prompt="U",
+        agent=agent, user=user, agent_env=env, user_env=None, agent_prompt="A", user_prompt="U",
         greeting="Hello", line=line,
     )  # fmt: skip
     result = asyncio.run(conversation.run())
-    assert result.stop_reason == "exit"
-    assert line.carried == [("agent", "Hello"), ("user", "order 45"), ("agent", "How can I help?"), ("user", "thanks")]
-    said = [(m["content"], m.get("heard")) for m in result.transcript if m["role"] != "tool"]
-    assert said[:4] == [("Hello", "HELLO"), ("order 45", "ORDER 45"), ("How can I help?", "HOW CAN I HELP?"),
-                        ("thanks", "THANKS")]  # fmt: skip
+    assert result.stop_reason == "user_stop"
+    said = [(m["content"], m.get("heard")) for m in result.transcript]
+    assert said == [("Hello", "HELLO"), ("order 45", "ORDER 45"), ("How can I help?", "HOW CAN I HELP?"),
+                    ("thanks ###STOP###", "THANKS ###STOP###"), ("Bye", "BYE")]  # fmt: skip
+    assert line.carried[-1] == ("agent", "Bye")  # the last utterance is carried when the call ends
     assert agent.seen[0][-1] == {"role": "user", "content": "ORDER 45"}
     assert user.seen[0][-1] == {"role": "user", "content": "HELLO"}
