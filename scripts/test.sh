@@ -25,4 +25,5 @@ fi
 
 bash scripts/install-browser.sh  # headless Chromium for the HTML report tests (apt-get, as root)
 bash scripts/install-sandbox.sh  # bubblewrap + ripgrep for banking's terminal_use shell (apt-get, as root)
+bash scripts/install-speech.sh  # espeak-ng for the phone-call tests (--tau2-speech-complexity; apt-get, as root)
 "$PY" -m pytest tests -n 2 -q "$@"

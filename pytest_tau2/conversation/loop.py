@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Protocol, cast
 
 from pytest_tau2.conversation.protocol import Participant, Reply, ToolCall, has_stop_token
 from pytest_tau2.environment.env import Environment, parse_arguments
@@ -58,6 +58,14 @@ def _tool_threads() -> ThreadPoolExecutor:
     if not _TOOL_THREADS:
         _TOOL_THREADS.append(ThreadPoolExecutor(max_workers=32, thread_name_prefix="tau2-tool"))
     return _TOOL_THREADS[0]
+
+
+class Line(Protocol):
+    """What carries an utterance to the other side (a phone call, pytest_tau2/speech/line.py)."""
+
+    async def carry(self, side: str, text: str) -> str:
+        """What the other side hears of ``text``, said by ``side`` ("user" or "agent")."""
+        ...
 
 
 CLEAN_EXIT_REASONS = frozenset({"exit", "transfer"})
@@ -185,6 +193,10 @@ class Conversation:
     closing_turn: bool = True
     """True: after a user stop the agent gets one closing turn (state-changing calls refused there).
     False: a user stop ends the conversation, as upstream tau2's orchestrator does."""
+    line: Line | None = None
+    """A phone line (``--tau2-speech-complexity``): what one side says reaches the other side's view
+    as the line carried it; the transcript keeps ``content`` (spoken) and adds ``heard``. An
+    utterance is carried when the other side is about to answer it (and the last at the end)."""
 
     def __post_init__(self) -> None:
         self.transcript: list[JSONObject] = []
@@ -194,6 +206,7 @@ class Conversation:
         self.user_steps = 0
         self._running: tuple[str, str, float] | None = None  # (side, tool, started) of an off-loop call
         self._closing = False  # in the agent's closing turn, after a user stop
+        self._unheard: list[tuple[str, str, JSONObject, JSONObject]] = []  # (side, text, entry, view message)
         self._agent = _Side("agent", self.agent, self.agent_prompt, self.agent_env)
         self._user = _Side("user", self.user, self.user_prompt, self.user_env)
         for side in (self._agent, self._user):
@@ -206,7 +219,7 @@ class Conversation:
         error: BaseException | None = None
         self._limit: str | None = None
         try:
-            reason, error = await asyncio.wait_for(self._play(), timeout=self.limits.max_duration)
+            reason, error = await asyncio.wait_for(self._play_heard(), timeout=self.limits.max_duration)
         except TimeoutError:
             reason = "max_duration"
             self._limit = f"max_duration {self.limits.max_duration:g} s reached"
@@ -249,8 +262,20 @@ class Conversation:
             self._limit = stop.limit
             return stop.reason, stop.error
 
+    async def _play_heard(self) -> tuple[str, BaseException | None]:
+        outcome = await self._play()
+        await self._hear()
+        return outcome
+
+    async def _hear(self) -> None:
+        """Carry what was said and not yet heard over the line (nothing without one)."""
+        while self.line is not None and self._unheard:
+            name, text, entry, message = self._unheard.pop(0)
+            entry["heard"] = message["content"] = await self.line.carry(name, text)
+
     async def _take_turn(self, side: _Side) -> str | None:
         """Let one side act until it says something to the other side. Returns that text."""
+        await self._hear()
         while True:
             self._check_limits()
             if side is self._agent:
@@ -309,7 +334,10 @@ class Conversation:
             self.agent_turns += 1
         self._append(entry)
         side.view.append({"role": "assistant", "content": text})
-        other.view.append({"role": "user", "content": text})
+        message: JSONObject = {"role": "user", "content": text}
+        other.view.append(message)
+        if self.line is not None:
+            self._unheard.append((side.name, text, entry, message))
 
     def _record_tool_request(self, side: _Side, text: str | None, calls: list[ToolCall], note: str | None) -> None:
         if side is self._agent and text:

@@ -159,6 +159,7 @@ class RunReport:
         # Reports stay in memory until the session ends (pytest keeps them for its summary):
         # keep the metrics, drop the file texts (transcripts, DB dumps) once they are on disk.
         payload["files"] = {}
+        payload.pop("binary_files", None)  # a phone call's call.wav
 
     def _save_failed(self, line: str) -> None:
         """The first result that could not be saved (a full disk): every later one would be lost

@@ -50,11 +50,11 @@ if TYPE_CHECKING:  # read at every pytest start: the phases import what they bui
     from pytest_tau2.plugin.selection_hint import SelectionHints
     from pytest_tau2.plugin.signals import SignalStop
     from pytest_tau2.plugin.xdist_link import ControllerLinks
-    from pytest_tau2.run.run_folder import RunFolder
     from pytest_tau2.report.saving import Saver, SaveTicket
     from pytest_tau2.run.budget import RunBudget
     from pytest_tau2.run.catalog import Catalog
     from pytest_tau2.run.prefetch import Prefetched, Prefetcher
+    from pytest_tau2.run.run_folder import RunFolder
     from pytest_tau2.run.trial import Trial, TrialResult
     from pytest_tau2.settings import Settings
 

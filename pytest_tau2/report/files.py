@@ -6,6 +6,7 @@ interrupted run keeps everything that finished.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -44,7 +45,8 @@ def scenario_payload(
     redact: Callable[[Any], Any],
 ) -> dict[str, Any]:
     """Every file of one scenario as text, ready to travel in the item's report to the process
-    that owns the results folder (xdist serializes it; see :func:`write_payload`).
+    that owns the results folder (xdist serializes it; see :func:`write_payload`); a phone call's
+    ``call.wav`` travels as base64 text under ``binary_files``.
 
     ``redact`` is applied to everything that can carry text from a model or a setting (API keys
     must never reach a file); the DB dumps and tool schemas come from the scenario itself. The
@@ -80,7 +82,11 @@ def scenario_payload(
                 texts["final_db.json" if side == "agent" else f"final_{side}_db.json"] = dumps(db)
     # Plain JSON values (what xdist can serialize); the indentation would not change them.
     safe_metrics = json.loads(json.dumps(redact(record.document()), default=str))
-    return {"folder": folder, "metrics": safe_metrics, "files": texts}
+    payload: dict[str, Any] = {"folder": folder, "metrics": safe_metrics, "files": texts}
+    line = outcome.extra.get("voice")
+    if line is not None:  # binary files travel as base64 text (xdist serializes the payload)
+        payload["binary_files"] = {"call.wav": base64.b64encode(line.call_wav()).decode("ascii")}
+    return payload
 
 
 _ORJSON_OPTIONS = (
@@ -212,6 +218,9 @@ def write_payload(results_dir: Path, payload: dict[str, Any]) -> None:
                 made.add(path.parent)
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(text)
+        for relative, encoded in payload.get("binary_files", {}).items():
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / relative).write_bytes(base64.b64decode(encoded))
         relative = "metrics.json"
         write_text(marker, dumps(payload["metrics"]), make_parent=folder not in made)
     except ResultFileError:

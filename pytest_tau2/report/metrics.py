@@ -84,6 +84,8 @@ def build_record(
         {spec.evidence_field: outcome.evidence.get(spec.evidence_field, []) for spec in specs if spec.evidence_field}
     )
     fields.update({name: outcome.evidence.get(name) for spec in specs for name in spec.details_schema or {}})
+    line = outcome.extra.get("voice")  # a phone call's (speech/line.py PhoneLine), else None
+    fields["voice"] = line.summary() if line is not None else None
     return record_type(ScenarioRecord).model_validate(fields)
 
 

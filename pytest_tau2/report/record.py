@@ -2,10 +2,9 @@
 
 :class:`ScenarioRecord` is what one scenario's ``metrics.json`` holds;
 :class:`~pytest_tau2.report.run_record.RunMetrics` is ``all_metrics.json`` and
-:class:`~pytest_tau2.report.run_record.RunInfo` is ``run.json``. Every reader of these files (the
-run summary, pass^k, merge, resume, the HTML report, JUnit properties) goes through them, and
-every writer produces its text from :meth:`ScenarioRecord.document`, which fixes the order of
-the keys: no other module reads or writes a result by key.
+:class:`~pytest_tau2.report.run_record.RunInfo` is ``run.json``. Every reader of these files (the run summary,
+pass^k, merge, resume, the HTML report, JUnit properties) goes through them, and every writer produces its text from
+:meth:`ScenarioRecord.document`, which fixes the order of the keys: no other module reads or writes a result by key.
 
 **The signal fields** (a value per signal, the per-item evidence of rate signals, the details
 fields of a spec) come from the signal table, which can grow at run time
@@ -156,6 +155,7 @@ MIDDLE = (
 """After the signal values; then the evidence fields, then the details fields (table order)."""
 TAIL = (
     "first_divergence", "review", "checks", "token_usage", "recording", "agent", "user", "models", "data_pin", "labels",
+    "voice",
 )  # fmt: skip
 
 
@@ -283,6 +283,7 @@ class ScenarioRecord(Part):
         default_factory=Labels,
         description="The user persona's behavior_config and voice_config: for slicing results, never shown to a model.",
     )
+    voice: JsonValue = Field(None, description="The phone call (--tau2-speech-complexity; docs/voice.md), else null.")
 
     _layout: ClassVar[tuple[str, ...]] = ()
     """The keys of a document, in order (set on the classes :func:`record_type` builds)."""

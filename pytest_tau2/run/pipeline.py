@@ -76,6 +76,7 @@ async def run_scenario(
     settings: Settings,
     judge: Judge | None = None,
     usage: UsageMeter | None = None,
+    seed: int | None = None,
 ) -> ScenarioOutcome:
     """Seed, converse, replay gold, judge, score, apply the stall rule.
 
@@ -89,6 +90,7 @@ async def run_scenario(
     check_gold_actions(scenario)  # so does a malformed gold definition (the replay itself runs later)
     side = agent_side_for(agent)
     need_dbs = bool(scenario.db_state_assertions) or settings.save_db
+    line = phone_line_for(scenario, settings, settings.seed if seed is None else seed)
     try:
         try:
             seat = await side.open(prepared, user)
@@ -108,6 +110,7 @@ async def run_scenario(
                 history=list(scenario.message_history or []),
                 spend=conversation_spend(usage) if usage is not None else None,
                 closing_turn=getattr(scenario, "prompts_used", None) != "upstream",  # --tau2-prompts
+                line=line,
             ).run()
         gold = gold_replay(scenario, settings)
         expected = gold.hashes if gold is not None else None
@@ -155,6 +158,8 @@ async def run_scenario(
     divergence = None
     if (stalled or verdict.is_successful is False) and result.error is None:
         divergence = divergence_from_gold(scenario, result.transcript, prepared.envs)
+    if line is not None:
+        extra["voice"] = line
     return ScenarioOutcome(
         scenario=scenario,
         conversation=result,
@@ -211,6 +216,21 @@ def check_gold_actions(scenario: Scenario) -> None:
             problem = "has a 'requestor' that is not a string"
         if problem is not None:
             raise ScenarioDefinitionError(f"{scenario.name}: gold action {index} {problem}: {action!r}")
+
+
+def phone_line_for(scenario: Scenario, settings: Settings, seed: int) -> Any:
+    """The scenario's phone line under ``--tau2-speech-complexity`` (None when it is off): the
+    task's conditions from tau2's ``tasks_voice.json``, else the preset's defaults (speech/presets.py)."""
+    if not settings.speech_complexity:
+        return None
+    from pytest_tau2.data.resolve import resolve_data_dir
+    from pytest_tau2.speech.line import phone_line
+    from pytest_tau2.speech.presets import task_preset
+
+    domain = scenario.domain.removeprefix("tau2_")
+    task_id = getattr(scenario, "tau2_id", None) or None
+    preset = task_preset(resolve_data_dir(settings.data_dir), domain, task_id, settings.speech_complexity)
+    return phone_line(preset, seed)
 
 
 async def _close_quietly(participant: Any) -> None:

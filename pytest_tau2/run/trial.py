@@ -160,6 +160,7 @@ class Trial:
                 settings=self.settings,
                 judge=self.judge if judge is _UNBUILT else judge,
                 usage=ctx.usage,
+                seed=ctx.seed,
             )
             if reviewing.review_wanted(self.settings, outcome):  # --tau2-review (docs/review.md)
                 await reviewing.review_outcome(

@@ -80,6 +80,7 @@ class Settings:
     trials: int = 1
     seed: int = 300
     prompts: str = "upstream"
+    speech_complexity: str | None = None
     verdict: str = "six-signal"
     record_mode: str | None = None
     cassette_dir: str | None = None

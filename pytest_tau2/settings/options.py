@@ -383,6 +383,25 @@ OPTIONS: tuple[Option, ...] = (
         choices=("upstream", "seed"),
     ),
     Option(
+        "speech_complexity",
+        "Make each scenario a phone call under one of tau2's speech presets: control, regular, control_audio, "
+        "control_accents, control_behavior, control_audio_accents, control_audio_behavior, "
+        "control_accents_behavior. Speech is synthesized (espeak-ng), degraded and recognized (pocketsphinx) "
+        "on both sides, seeded; call.wav and metrics.json's voice object are written (docs/voice.md). Off by default.",
+        None,
+        section="participants",
+        choices=(
+            "control",
+            "regular",
+            "control_audio",
+            "control_accents",
+            "control_behavior",
+            "control_audio_accents",
+            "control_audio_behavior",
+            "control_accents_behavior",
+        ),  # tau2's speech presets (speech/presets.py PRESETS)
+    ),
+    Option(
         "verdict",
         "What decides a tau2 item: six-signal (the scenario's success signals, default) or tau2-reward "
         "(tau2-bench's own reward from the task's reward_basis).",

@@ -50,6 +50,7 @@ UNSET = {
     "price": "litellm's price list",
     "estimate_file": "`<rootdir>/tau2-estimate.json` (written by `--tau2-estimate`; a run reads none)",
     "estimate_from": "off (cassettes, then prompt sizes)",
+    "speech_complexity": "off (text conversations)",
 }
 
 

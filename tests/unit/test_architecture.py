@@ -202,7 +202,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("data",),
     ("environment",),
     ("extension",),
-    ("stats", "storage"),
+    ("stats", "storage", "speech"),
     ("errors",),
 )
 """The first-level packages (and root modules: ``""`` is the package's own ``__init__``, the public
