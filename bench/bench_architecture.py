@@ -39,6 +39,13 @@ class Shape(TypedDict):
     lines_median: float
     lines_p90: int
     lines_max: int
+    stash_keys: int
+    get_plugin_lookups: int
+    settings_getattr_fstrings: int
+    participant_table_imports: int
+    package_knots: list[list[str]]
+    private_foreign_uses_outside_compat: int
+    modules_over_500_lines: int
 
 
 def shape(package: Path) -> Shape:
@@ -52,6 +59,28 @@ def shape(package: Path) -> Shape:
     ]
     with_any, total = typing_budget.any_share()
     sizes = sorted(len(p.read_text("utf-8").splitlines()) for p in paths)
+    texts = {p: p.read_text("utf-8") for p in paths}
+    graph = arch.import_graph(type_checking=True)
+    packages: dict[str, set[str]] = {}
+    for source, targets in graph.items():
+        first = arch._first_level(source) if hasattr(arch, "_first_level") else source.split(".")[1]
+        packages.setdefault(first, set()).update(
+            t.split(".")[1] if t.count(".") else ""
+            for t in targets
+            if (t.split(".")[1] if t.count(".") else "") != first
+        )
+    table_path = package / "run" / "participants.py"
+    table_name = "pytest_tau2.run.participants"
+    imported = arch._imports(ast.parse(table_path.read_text("utf-8")), table_name, False, type_checking=True)
+    modules = {arch._module_name(p) for p in paths}
+    ours = {t for t in imported if t in modules and t != table_name}
+    ours -= {t for t in ours if any(o.startswith(t + ".") for o in ours)}
+    classes = {n.name for t in texts.values() for n in ast.walk(ast.parse(t)) if isinstance(n, ast.ClassDef)}
+    private = sum(
+        len(arch.foreign_private_uses(ast.parse(t), classes))
+        for p, t in texts.items()
+        if not p.name.startswith("compat")
+    )
     return Shape(
         root_modules=sorted(p.name for p in package.glob("*.py")),
         modules=len(paths),
@@ -64,6 +93,13 @@ def shape(package: Path) -> Shape:
         lines_median=statistics.median(sizes),
         lines_p90=sizes[int(0.9 * (len(sizes) - 1))],
         lines_max=sizes[-1],
+        stash_keys=sum(t.count("StashKey[") for t in texts.values()),
+        get_plugin_lookups=sum(t.count("get_plugin(") for t in texts.values()),
+        settings_getattr_fstrings=sum(t.count('getattr(settings, f"') for t in texts.values()),
+        participant_table_imports=len(ours),
+        package_knots=arch.cycles(packages),
+        private_foreign_uses_outside_compat=private,
+        modules_over_500_lines=sum(1 for size in sizes if size > 500),
     )
 
 
@@ -86,6 +122,16 @@ def table(rows: dict[str, Shape]) -> str:
     row(
         "module lines: median / p90 / max",
         [f"{r['lines_median']} / {r['lines_p90']} / {r['lines_max']}" for r in rows.values()],
+    )
+    row("modules over 500 lines", [r["modules_over_500_lines"] for r in rows.values()])
+    row("StashKeys", [r["stash_keys"] for r in rows.values()])
+    row("get_plugin( lookups", [r["get_plugin_lookups"] for r in rows.values()])
+    row('getattr(settings, f"...") reads', [r["settings_getattr_fstrings"] for r in rows.values()])
+    row("package modules run/participants.py imports", [r["participant_table_imports"] for r in rows.values()])
+    row("knots among first-level packages", [len(r["package_knots"]) for r in rows.values()])
+    row(
+        "private pytest/xdist/execnet/litellm names outside compat*",
+        [r["private_foreign_uses_outside_compat"] for r in rows.values()],
     )
     return "\n".join(lines) + "\n"
 
