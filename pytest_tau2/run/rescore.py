@@ -158,6 +158,8 @@ async def _one(
         return None, ErrorEntry(scenario=record.folder, reason=f"{transcript} is not readable: {exc}"), 0
     try:
         return await _rescored(record, scenario, messages, settings, writer, keep_verdicts)
+    except JudgeUnreachable:
+        raise  # every later trial would fail the same way: the re-score stops (rescore())
     except Tau2Error as exc:  # bad data, a malformed gold definition: this item's error
         return None, ErrorEntry(scenario=record.folder, reason=f"{type(exc).__name__}: {exc}"), 0
     except Exception as exc:  # what a saved file the checks above let through made fail: this item's error

@@ -85,12 +85,15 @@ def test_rescore_never_imports_a_module_a_folder_names(saved: Path, tmp_path: Pa
         document = _json(metadata)
         document["class"] = module
         metadata.write_text(json.dumps(document), "utf-8")
-    env = _env(PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    # (an empty PYTHONPATH entry would be the current folder: none is added)
+    env = _env(PYTHONPATH=os.pathsep.join(p for p in [str(REPO), os.environ.get("PYTHONPATH", "")] if p))
     done = cli("rescore", str(copy), "--into", str(tmp_path / "new"), cwd=REPO, env=env)
     assert done.returncode == 0, _debug(done)
     assert not (tmp_path / "imported").exists() and not (tmp_path / "shadowed").exists()
     assert "usage:" not in done.stderr  # unittest's command line never ran
-    assert f"re-scored {len(SCENARIOS) - 1} results, 1 errors without a result" in done.stdout, _debug(done)
+    n = len(SCENARIOS) - 1
+    assert f"re-scored {n} results: {n} scored, 0 infrastructure errors" in done.stdout, _debug(done)
+    assert "; 1 without a result" in done.stdout, _debug(done)
     errors = _json(tmp_path / "new" / "all_metrics.json")["errors_without_result"]
     assert [e["scenario"] for e in errors] == [new]
     assert "is not a scenario now" in errors[0]["reason"] and "'evilmod.Evil'" in errors[0]["reason"]
