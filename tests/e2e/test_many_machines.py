@@ -298,7 +298,7 @@ def worker_data(folder: Path, broken: bool = False) -> Path:
     a real copy with one file changed, so it no longer matches the pin."""
     root = folder / "tau2-data"
     shutil.copytree(DATA_DIR / "tau2" / "user_simulator", root / "tau2" / "user_simulator", copy_function=_link_or_copy)
-    view = DATA_DIR.parent / "tau2-view" / "agent_view.json"  # upstream's prompts, beside the data (docs/many-machines.md)
+    view = DATA_DIR.parent / "tau2-view" / "agent_view.json"  # upstream's prompts (docs/many-machines.md)
     if view.is_file():
         (folder / "tau2-view").mkdir()
         _link_or_copy(str(view), str(folder / "tau2-view" / "agent_view.json"))
