@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from pytest_tau2.speech.presets import PRESETS  # stdlib only: cheap at pytest start
+
 OptionValue: TypeAlias = str | int | float | bool | None
 """What an option holds once coerced (see :attr:`Option.kind`)."""
 
@@ -390,16 +392,7 @@ OPTIONS: tuple[Option, ...] = (
         "on both sides, seeded; call.wav and metrics.json's voice object are written (docs/voice.md). Off by default.",
         None,
         section="participants",
-        choices=(
-            "control",
-            "regular",
-            "control_audio",
-            "control_accents",
-            "control_behavior",
-            "control_audio_accents",
-            "control_audio_behavior",
-            "control_accents_behavior",
-        ),  # tau2's speech presets (speech/presets.py PRESETS)
+        choices=PRESETS,  # tau2's speech presets (speech/presets.py)
     ),
     Option(
         "verdict",
