@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
+from typing import Any
 
 
 def import_whole(name: str) -> ModuleType:
@@ -32,3 +34,24 @@ def import_whole(name: str) -> ModuleType:
             if key.partition(".")[0] not in loaded:
                 sys.modules.pop(key, None)
         raise
+
+
+def lazy_exports(
+    package: str, exports: Mapping[str, str], namespace: dict[str, Any], *, first: Sequence[str] = ()
+) -> Callable[[str], Any]:
+    """A package's module ``__getattr__`` that imports each name in ``exports`` (name -> the module
+    defining it) on first use and keeps it in ``namespace`` (the package's globals); ``first``:
+    modules imported before any export is (tools that register themselves). Importing a light
+    module of the package (its ``options``, read at every pytest start) then stays cheap."""
+
+    def attribute(name: str) -> Any:
+        module = exports.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        for other in first:
+            importlib.import_module(other)
+        value = getattr(importlib.import_module(module), name)
+        namespace[name] = value
+        return value
+
+    return attribute

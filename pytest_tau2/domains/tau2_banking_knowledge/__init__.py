@@ -4,8 +4,9 @@ retrieval configurations over its 698 documents."""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from pytest_tau2.environment.imports import lazy_exports
 
 if TYPE_CHECKING:
     from pytest_tau2.domains.tau2_banking_knowledge.agent_tools import BASE_AGENT_TOOLS
@@ -24,20 +25,16 @@ _EXPORTS = {
 importing a light module of the package (its ``options``, read at every pytest start) stays cheap."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    for side_effect in (
-        "disc_accounts",
-        "disc_cards",
-        "disc_credit",
-        "disc_debit",
-    ):  # the discoverable tools register themselves
-        importlib.import_module(f"{__name__}.{side_effect}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+_lazy = lazy_exports(
+    __name__,
+    _EXPORTS,
+    globals(),
+    first=[f"{__name__}.{side}" for side in ("disc_accounts", "disc_cards", "disc_credit", "disc_debit")],
+)  # the discoverable tools register themselves before any export is read
+
+
+def __getattr__(name: str) -> Any:  # the module's own (PEP 562): type checkers read it
+    return _lazy(name)
 
 
 __all__ = ["AGENT_TOOLS", "BASE_AGENT_TOOLS", "USER_TOOLS", "USER_TOOL_CLASSES", "read_db"]

@@ -14,8 +14,9 @@ successful call. Modules:
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from pytest_tau2.environment.imports import lazy_exports
 
 if TYPE_CHECKING:
     from pytest_tau2.domains.tau2_telecom.db import read_db, read_user_db
@@ -64,13 +65,11 @@ _EXPORTS = {
 importing a light module of the package (its ``options``, read at every pytest start) stays cheap."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+_lazy = lazy_exports(__name__, _EXPORTS, globals())
+
+
+def __getattr__(name: str) -> Any:  # the module's own (PEP 562): type checkers read it
+    return _lazy(name)
 
 
 __all__ = [
