@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from pytest_tau2.speech.presets import PRESETS  # stdlib only: cheap at pytest start
-
 OptionValue: TypeAlias = str | int | float | bool | None
 """What an option holds once coerced (see :attr:`Option.kind`)."""
 
@@ -392,7 +390,18 @@ OPTIONS: tuple[Option, ...] = (
         "on both sides, seeded; call.wav and metrics.json's voice object are written (docs/voice.md). Off by default.",
         None,
         section="participants",
-        choices=PRESETS,  # tau2's speech presets (speech/presets.py)
+        # tau2's speech presets, as speech/presets.py:PRESETS (not imported here: ~1 ms at every pytest start;
+        # tests/unit/test_speech.py holds the two equal)
+        choices=(
+            "control",
+            "regular",
+            "control_audio",
+            "control_accents",
+            "control_behavior",
+            "control_audio_accents",
+            "control_audio_behavior",
+            "control_accents_behavior",
+        ),
     ),
     Option(
         "verdict",

@@ -194,3 +194,11 @@ def test_the_loop_hands_each_side_what_it_heard_and_keeps_what_was_said() -> Non
     assert line.carried[-1] == ("agent", "Bye")  # the last utterance is carried when the call ends
     assert agent.seen[0][-1] == {"role": "user", "content": "ORDER 45"}
     assert user.seen[0][-1] == {"role": "user", "content": "HELLO"}
+
+
+def test_the_speech_option_offers_exactly_the_presets() -> None:
+    from pytest_tau2.settings import OPTIONS
+    from pytest_tau2.speech.presets import PRESETS
+
+    option = next(o for o in OPTIONS if o.name == "speech_complexity")
+    assert option.choices == PRESETS
