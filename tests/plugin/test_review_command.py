@@ -72,8 +72,8 @@ def no_errors(request: dict[str, Any]) -> Reply:
     return text(json.dumps({"errors": [], "summary": "Nothing wrong."}))
 
 
-def review(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+def review(folder: Path, *args: str, transport: str = "auto") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "TAU2_LLM_TRANSPORT": transport}
     command = [sys.executable, "-m", "pytest_tau2.cli", "review", str(folder), *args]
     return subprocess.run(command, capture_output=True, text=True, check=False, env=env, timeout=300)
 
@@ -88,11 +88,14 @@ def saved_run(project: Project) -> Path:
     return run.results_dir
 
 
-def test_review_every_reply_shape(saved_run: Path) -> None:
+@pytest.mark.parametrize("transport", ["auto", "litellm"])  # the OpenAI wire path, and litellm's own
+def test_review_every_reply_shape(saved_run: Path, transport: str) -> None:
     with FakeOpenAIServer() as server:
         server.add_handler("reviewer", reviewer)
         args = json.dumps({"api_base": server.base_url, "api_key": "sk-test"})
-        done = review(saved_run, "--tau2-review-model", "openai/reviewer", "--tau2-review-args", args)
+        done = review(
+            saved_run, "--tau2-review-model", "openai/reviewer", "--tau2-review-args", args, transport=transport
+        )
         assert len(server.requests_for("reviewer")) == 4  # the failures only; lab__right passed
     assert done.returncode == 1, done.stderr  # some replies were no readable review
     assert "reviewed 1 trials (1 not failed, not reviewed: --all reviews them)" in done.stdout
