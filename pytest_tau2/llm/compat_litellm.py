@@ -89,16 +89,6 @@ def reply_not_converted(exc: BaseException) -> dict[str, Any] | None:
     return None
 
 
-def _release(text: str) -> tuple[int, ...]:
-    numbers = []
-    for part in text.split("."):
-        digits = "".join(ch for ch in part if ch.isdigit())
-        if not digits:
-            break
-        numbers.append(int(digits))
-    return tuple(numbers)
-
-
 def contract_problems() -> list[str]:
     """What the installed litellm lacks of the above, one line each naming it and the version."""
     import importlib
@@ -106,6 +96,7 @@ def contract_problems() -> list[str]:
     from importlib.metadata import version
 
     import litellm
+    from packaging.version import Version  # pytest's own dependency; only the contract check reads it
 
     installed = version("litellm")
     where = f"litellm {installed} (compat_litellm read {' and '.join(TESTED)})"
@@ -122,6 +113,6 @@ def contract_problems() -> list[str]:
             problems.append(f"{where}: {_CONVERTER} has no parameter {_BODY!r}")
     if not isinstance(getattr(litellm.ModelResponse(), "_hidden_params", None), dict):
         problems.append(f"{where}: a litellm.ModelResponse has no dict _hidden_params")
-    if _release(installed) >= SUB_CALL_SINCE and find_internal_sub_call() is None:
+    if Version(installed).release >= SUB_CALL_SINCE and find_internal_sub_call() is None:
         problems.append(f"{where} lacks litellm._internal_context.internal_sub_call")
     return problems

@@ -105,18 +105,10 @@ def _version() -> str:
     return version("pytest-xdist")
 
 
-def _release(text: str) -> tuple[int, ...]:
-    numbers = []
-    for part in text.split("."):
-        digits = "".join(ch for ch in part if ch.isdigit())
-        if not digits:
-            break
-        numbers.append(int(digits))
-    return tuple(numbers)
-
-
 def contract_problems() -> list[str]:
     """What the installed pytest-xdist lacks of the above, one line each naming it and the version."""
+    from packaging.version import Version  # pytest's own dependency; only the contract check reads it
+
     version = _version()
     where = f"pytest-xdist {version} (compat_xdist read {' and '.join(TESTED)})"
     try:
@@ -145,7 +137,7 @@ def contract_problems() -> list[str]:
             problems.append(f"{where}: WorkerInteractor.__init__ no longer sets self.{name}")
     if not callable(getattr(interactor, "steal", None)):
         problems.append(f"{where} lacks WorkerInteractor.steal")
-    if _release(version) >= QUEUE_SINCE:
+    if Version(version).release >= QUEUE_SINCE:
         queue = getattr(remote, "TestQueue", None)
         if queue is None or not all(callable(getattr(queue, name, None)) for name in ("lock", "put")):
             problems.append(f"{where} lacks xdist.remote.TestQueue with lock() and put() (present since 3.7)")
