@@ -101,6 +101,27 @@ def test_the_scenario_is_rendered_with_upstreams_labels_and_tabs() -> None:
     assert upstream_view.render_scenario({"instructions": "Just this."}) == "Instructions:\n\tJust this."
 
 
+def test_tool_schemas_are_sent_with_upstreams_key_order() -> None:
+    # A view file written with sorted keys: the schema goes out as upstream lays it out (type before
+    # function; name, description, parameters; required properties first, in their order).
+    sorted_schema = {"function": {"description": "D.", "name": "f", "parameters": {
+        "$defs": {"B": {"properties": {"z": {"type": "string"}, "a": {"type": "string"}}, "required": ["z"],
+                        "title": "B", "type": "object"}},
+        "properties": {"a_opt": {"default": None, "title": "A Opt", "type": "string"},
+                       "b": {"items": {"$ref": "#/$defs/B"}, "title": "B", "type": "array"},
+                       "c": {"title": "C", "type": "string"}},
+        "required": ["c", "b"], "title": "parameters", "type": "object"}}, "type": "function"}  # fmt: skip
+    view = {"domains": {"d": {"tools": [sorted_schema]}}}
+    [schema] = upstream_view.tool_schemas(view, "d", "agent").values()  # type: ignore[arg-type]
+    assert list(schema) == ["type", "function"]
+    assert list(schema["function"]) == ["name", "description", "parameters"]  # type: ignore[call-overload]
+    parameters: Any = schema["function"]["parameters"]  # type: ignore[index]
+    assert list(parameters) == ["$defs", "properties", "required", "title", "type"]
+    assert list(parameters["properties"]) == ["c", "b", "a_opt"]
+    assert list(parameters["$defs"]["B"]["properties"]) == ["z", "a"]
+    assert schema == sorted_schema  # the content is untouched
+
+
 @needs_data
 @needs_view
 def test_upstream_prompts_come_from_the_view_and_seed_keeps_ours(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -94,12 +94,60 @@ def user_system_prompt(view: JSONObject, user_scenario: UserScenario, *, with_to
 
 
 def tool_schemas(view: JSONObject, domain: str, side: str) -> dict[str, JSONObject]:
-    """Upstream's schemas of one side's tools, by tool name (empty for a domain the view lacks)."""
-    domains = cast("Mapping[str, JSONObject]", view["domains"])
-    listed = cast(
-        "list[JSONObject]", (domains.get(domain) or {}).get("tools" if side == "agent" else "user_tools") or []
-    )
-    return {str(cast(JSONObject, schema["function"])["name"]): schema for schema in listed}
+    """Upstream's schemas of one side's tools, by tool name (empty for a domain the view lacks), with
+    their keys in the order upstream sends them (:func:`upstream_key_order`)."""
+    key = (id(view), domain, side)
+    cached = _SCHEMAS.get(key)
+    if cached is None or cached[0] is not view:
+        domains = cast("Mapping[str, JSONObject]", view["domains"])
+        listed = cast(
+            "list[JSONObject]", (domains.get(domain) or {}).get("tools" if side == "agent" else "user_tools") or []
+        )
+        ordered = [upstream_key_order(schema) for schema in listed]
+        cached = _SCHEMAS[key] = (view, {str(cast(JSONObject, t["function"])["name"]): t for t in ordered})
+    return cached[1]
+
+
+_SCHEMAS: dict[tuple[int, str, str], tuple[JSONObject, dict[str, JSONObject]]] = {}
+
+
+def upstream_key_order(schema: JSONObject) -> JSONObject:
+    """One tool schema with its keys in upstream's order, whatever order the view file keeps them in
+    (the shared one is written with sorted keys): the model reads the JSON in this order.
+
+    Facts about upstream's ``Tool.openai_schema`` at the pin: ``type`` before ``function``; ``name``,
+    ``description``, ``parameters`` in that order; in every object schema the required properties
+    come first, in ``required``'s order, then the others; every other mapping has sorted keys (as
+    pydantic writes them). The order among several optional properties is kept as the file has it:
+    a view derived from upstream's source keeps upstream's (one telecom user tool, ``set_apn_settings``,
+    has six optional fields, which a sorted file holds in sorted order).
+    """
+    function = cast(JSONObject, schema.get("function") or {})
+    head = [k for k in ("name", "description", "parameters") if k in function]
+    laid_out: JSONObject = {k: function[k] for k in head + sorted(k for k in function if k not in head)}
+    if isinstance(laid_out.get("parameters"), dict):
+        laid_out["parameters"] = _ordered_schema(cast(JSONObject, laid_out["parameters"]))
+    rest = {k: schema[k] for k in sorted(schema) if k not in ("type", "function")}
+    return {"type": schema.get("type", "function"), "function": laid_out, **rest}
+
+
+def _ordered_schema(node: JSONObject) -> JSONObject:
+    """A JSON schema with sorted keys, its ``properties`` required-first (see upstream_key_order)."""
+    out: JSONObject = {}
+    for key in sorted(node):
+        value = node[key]
+        if key in ("properties", "$defs") and isinstance(value, dict):
+            names = list(value) if key == "properties" else sorted(value)
+            if key == "properties":
+                required = [str(n) for n in cast("list[object]", node.get("required") or []) if n in value]
+                names = required + [n for n in names if n not in required]
+            value = {n: _ordered_schema(v) if isinstance(v := value[n], dict) else v for n in names}
+        elif key in ("items", "additionalProperties") and isinstance(value, dict):
+            value = _ordered_schema(value)
+        elif key in ("anyOf", "oneOf", "allOf", "prefixItems") and isinstance(value, list):
+            value = [_ordered_schema(v) if isinstance(v, dict) else v for v in value]
+        out[key] = value
+    return out
 
 
 def _indent(text: str) -> str:
