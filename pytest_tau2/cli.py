@@ -1,4 +1,4 @@
-"""The ``pytest-tau2`` command: ``pytest-tau2 data fetch|verify``, ``pytest-tau2 bot ...``, ``pytest-tau2 report``,
+"""The ``pytest-tau2`` command: ``pytest-tau2 data fetch|verify|view``, ``pytest-tau2 bot ...``, ``pytest-tau2 report``,
 ``pytest-tau2 list``, ``pytest-tau2 merge``, ``pytest-tau2 compare``, ``pytest-tau2 rescore``,
 ``pytest-tau2 estimate``, ``pytest-tau2 mcp-bridge``, ``pytest-tau2 export``."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-USAGE = """usage: pytest-tau2 data {fetch,verify} [...]   download or check the pinned tau2 data
+USAGE = """usage: pytest-tau2 data {fetch,verify,view} [...]   download or check the pinned tau2 data; derive the view
        pytest-tau2 bot [...]                    run the reference WebSocket agent bot
        pytest-tau2 report DIR [DIR ...] [-o FILE]   HTML report of saved results (several: a comparison)
        pytest-tau2 list [--domain D] [--rootdir DIR]   the scenarios pytest collects, by domain
