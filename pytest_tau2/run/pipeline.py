@@ -109,7 +109,7 @@ async def run_scenario(
                 greeting=scenario.agent_greeting,
                 history=list(scenario.message_history or []),
                 spend=conversation_spend(usage) if usage is not None else None,
-                closing_turn=getattr(scenario, "prompts_used", None) != "upstream",  # --tau2-prompts
+                closing_turn=getattr(scenario, "upstream_view", None) is None,  # --tau2-prompts seed
                 line=line,
             ).run()
         gold = gold_replay(scenario, settings)

@@ -175,3 +175,52 @@ def test_the_summary_and_compare_name_the_prompts() -> None:
     a = RunSide("A", [_record("tau2_retail__1", "upstream")])
     b = RunSide("B", [_record("tau2_retail__1", "seed")])
     assert any("different prompts" in note for note in compare(a, b).notes)
+
+
+def test_banking_discoverable_tools_are_shown_in_the_views_words() -> None:
+    from pytest_tau2.domains.tau2_banking_knowledge.agent_tools import (
+        GiveDiscoverableUserToolTool,
+        UnlockDiscoverableAgentToolTool,
+    )
+    from pytest_tau2.domains.tau2_banking_knowledge.discoverable import AGENT_TOOLS, TEXTS
+
+    name = "get_all_user_accounts_by_user_id_3847"
+    texts = {  # made up here: the view file's shape, not upstream's words
+        "agent": {name: {"description": "VIEW DESCRIPTION.", "success_message": "x",
+                         "parameters": {"user_id": {"type": "str", "description": "VIEW PARAM.", "required": True}}}},
+        "user": {"get_card_last_4_digits": {"description": "VIEW USER DESCRIPTION.", "parameters": {}}},
+    }  # fmt: skip
+    ours: dict[str, object] = {"db": {}}
+    theirs: dict[str, object] = {"db": {"user_discoverable_tools": {"data": {}}}, TEXTS: texts}
+    unlocked = UnlockDiscoverableAgentToolTool(theirs).run(name)
+    assert "Description: VIEW DESCRIPTION.\n\nTool: " + name in unlocked
+    assert "  - user_id: str (required) - VIEW PARAM.\n" in unlocked
+    assert AGENT_TOOLS[name].description in UnlockDiscoverableAgentToolTool(ours).run(name)
+    given = GiveDiscoverableUserToolTool(theirs).run("get_card_last_4_digits")
+    assert "Description: VIEW USER DESCRIPTION.\n" in given
+
+
+@needs_data
+@needs_view
+def test_a_view_without_banking_texts_keeps_ours_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_tau2.domains.tau2_banking_knowledge.discoverable import TEXTS
+
+    view = json.loads(VIEW.read_text("utf-8"))
+    view["domains"]["banking_knowledge"].pop("discoverable_tools", None)
+    settings = Settings(data_dir=str(DATA_DIR), results_dir="unused", prompts="upstream")
+    for texts in (None, {"agent": {}, "user": {}}):
+        if texts is not None:
+            view["domains"]["banking_knowledge"]["discoverable_tools"] = texts
+        path = tmp_path / f"view-{texts is None}.json"
+        path.write_text(json.dumps(view), "utf-8")
+        monkeypatch.setenv(upstream_view.VIEW_ENV, str(path))
+        scenario = all_scenarios(settings)["tau2_banking_knowledge__task_001"]().bind(settings)
+        state: dict[str, object] = {}
+        scenario.setup_shared_state(state, "agent")
+        if texts is None:
+            assert scenario.prompts_used == upstream_view.UPSTREAM_OWN_DISCOVERABLE and TEXTS not in state
+        else:
+            assert scenario.prompts_used == "upstream" and state[TEXTS] == texts
+        assert scenario.upstream_view is not None  # upstream's prompts, schemas and rules either way

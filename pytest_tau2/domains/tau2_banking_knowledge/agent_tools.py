@@ -11,7 +11,12 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from pytest_tau2.domains.tau2_banking_knowledge import db as bank
-from pytest_tau2.domains.tau2_banking_knowledge.discoverable import AGENT_TOOLS, USER_TOOLS, parse_arguments
+from pytest_tau2.domains.tau2_banking_knowledge.discoverable import (
+    AGENT_TOOLS,
+    USER_TOOLS,
+    parse_arguments,
+    upstream_texts,
+)
 from pytest_tau2.domains.tau2_common.tools import Tau2Tool
 from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.environment.tools import Tool
@@ -229,7 +234,9 @@ class GiveDiscoverableUserToolTool(BankTool):
         )
         shown = json.dumps(given, indent=2) if given else "(no arguments)"
         return (
-            f"Tool given to user: {discoverable_tool_name}\nDescription: {tool.description}\nArguments: {shown}\n\n"
+            f"Tool given to user: {discoverable_tool_name}\n"
+            f"Description: {tool.shown_description(upstream_texts(self.state, 'user', discoverable_tool_name))}\n"
+            f"Arguments: {shown}\n\n"
             "The user can now execute this action by calling `call_discoverable_user_tool` "
             f"with discoverable_tool_name='{discoverable_tool_name}' and the same arguments."
         )
@@ -251,8 +258,9 @@ class UnlockDiscoverableAgentToolTool(BankTool):
             return f"Error: Unknown agent tool '{agent_tool_name}'. This tool is not available."
         unlocked: dict[str, str] = self.state.setdefault(UNLOCKED, {})  # type: ignore[assignment]
         unlocked[agent_tool_name] = bank.NOW.isoformat()
+        texts = upstream_texts(self.state, "agent", agent_tool_name)
         return (
-            f"Tool unlocked: {agent_tool_name}\nDescription: {tool.description}\n\n{tool.card()}\n\n"
+            f"Tool unlocked: {agent_tool_name}\nDescription: {tool.shown_description(texts)}\n\n{tool.card(texts)}\n\n"
             "You can now use this tool by calling `call_discoverable_agent_tool` with "
             f"agent_tool_name='{agent_tool_name}' and the required arguments."
         )

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pytest_tau2.environment.jsontypes import JSONObject
 
@@ -45,14 +45,22 @@ class Discoverable:
     result: str = "Action completed successfully."
     """The one-line result upstream's docstring promises (shown on unlock and hand-over)."""
 
-    def card(self) -> str:
-        """The text an agent sees for this tool (upstream's layout)."""
-        lines = [
-            f"  - {p.name}: {p.type} ({'required' if p.required else 'optional'}) - {p.description}"
-            for p in self.params
+    def card(self, texts: JSONObject | None = None) -> str:
+        """The text an agent sees for this tool (upstream's layout); with ``texts`` (upstream's
+        description and parameters of this tool, from the tau2 view) in upstream's words."""
+        if texts is None:
+            return card_text(
+                self.name, self.description, [(p.name, p.type, p.required, p.description) for p in self.params]
+            )
+        params = cast("dict[str, dict[str, Any]]", texts.get("parameters") or {})
+        rows = [
+            (n, str(p.get("type")), bool(p.get("required", True)), str(p.get("description"))) for n, p in params.items()
         ]
-        body = "\n".join(lines) if lines else "  (no parameters)"
-        return f"Tool: {self.name}\nDescription: {self.description}\nParameters:\n{body}"
+        return card_text(self.name, str(texts.get("description")), rows)
+
+    def shown_description(self, texts: JSONObject | None = None) -> str:
+        """The description an agent sees: upstream's (``texts``, from the tau2 view) or ours."""
+        return self.description if texts is None else str(texts.get("description"))
 
     def required_missing(self, arguments: JSONObject) -> str | None:
         signature = inspect.signature(self.run)
@@ -63,6 +71,26 @@ class Discoverable:
 
     def accepts(self, name: str) -> bool:
         return name in list(inspect.signature(self.run).parameters)[1:]
+
+
+def card_text(name: str, description: str, params: list[tuple[str, str, bool, str]]) -> str:
+    """A discoverable tool's card: its name, description and one line per parameter."""
+    lines = [
+        f"  - {n}: {kind} ({'required' if required else 'optional'}) - {text}" for n, kind, required, text in params
+    ]
+    body = "\n".join(lines) if lines else "  (no parameters)"
+    return f"Tool: {name}\nDescription: {description}\nParameters:\n{body}"
+
+
+TEXTS = "discoverable_texts"
+"""Key of the agent state holding upstream's discoverable-tool texts (``{"agent": {name: {description,
+parameters}}, "user": {...}}``, from the tau2 view under ``--tau2-prompts upstream``; absent: ours)."""
+
+
+def upstream_texts(state: Mapping[str, object], side: str, name: str) -> JSONObject | None:
+    """Upstream's texts of one discoverable tool, when the scenario put them in the state."""
+    texts = cast("Mapping[str, Mapping[str, JSONObject]] | None", state.get(TEXTS))
+    return (texts or {}).get(side, {}).get(name)
 
 
 AGENT_TOOLS: dict[str, Discoverable] = {}

@@ -20,10 +20,11 @@ from pytest_tau2.conversation.protocol import STOP_TOKENS
 from pytest_tau2.domains.tau2_banking_knowledge import disc_accounts, disc_cards, disc_credit, disc_debit  # noqa: F401
 from pytest_tau2.domains.tau2_banking_knowledge.agent_tools import ALLOWLIST, BASE_AGENT_TOOLS, NAMESPACE, UNLOCKED
 from pytest_tau2.domains.tau2_banking_knowledge.db import BankDB, read_db
+from pytest_tau2.domains.tau2_banking_knowledge.discoverable import TEXTS
 from pytest_tau2.domains.tau2_banking_knowledge.options import BANKING
 from pytest_tau2.domains.tau2_banking_knowledge.retrieval import ALIASES, CONFIGS, agent_prompt, check_retrieval
 from pytest_tau2.domains.tau2_banking_knowledge.user_tools import USER_NAMESPACE, USER_TOOL_CLASSES
-from pytest_tau2.domains.tau2_common import prompts
+from pytest_tau2.domains.tau2_common import prompts, upstream_view
 from pytest_tau2.domains.tau2_common.base import Tau2BaseScenario
 from pytest_tau2.domains.tau2_common.task_types import Tau2Task
 from pytest_tau2.domains.tau2_common.tasks import cached_db, read_text
@@ -93,7 +94,17 @@ class Tau2BankingKnowledgeBaseScenario(Tau2BaseScenario):
             raise SettingsError(problem)
         self.__dict__["retrieval"] = name
         self.__dict__["agent_tool_classes"] = BASE_AGENT_TOOLS + CONFIGS[name].tools
+        if self.upstream_view is not None and self.discoverable_texts() is None:
+            # Upstream's discoverable-tool texts live in its code, not its data: a view without them
+            # (one not made by `pytest-tau2 data view`) leaves ours, and the results say so.
+            self.__dict__["prompts_used"] = upstream_view.UPSTREAM_OWN_DISCOVERABLE
         return self
+
+    def discoverable_texts(self) -> JSONObject | None:
+        """Upstream's discoverable-tool descriptions and parameters, from the tau2 view (None: absent)."""
+        domains = cast("Mapping[str, JSONObject]", (self.upstream_view or {}).get("domains") or {})
+        texts = (domains.get(self.tau2_domain) or {}).get("discoverable_tools")
+        return texts if isinstance(texts, dict) else None
 
     def data_pin(self, settings: Settings) -> JSONObject | None:
         pin = super().data_pin(settings) or {}
@@ -138,6 +149,9 @@ class Tau2BankingKnowledgeBaseScenario(Tau2BaseScenario):
             state["documents_dir"] = str(self.root / DOMAIN_DIR / "documents")
             state[ALLOWLIST] = sorted(read_allowlist(self.task))  # JSON, so a bot's set-up frame can carry it
             state[UNLOCKED] = {}
+            texts = self.discoverable_texts()
+            if texts is not None:
+                state[TEXTS] = texts
 
     def read_db(self, path: Path, side: str) -> BankDB:
         return cached_db(path, read_db)

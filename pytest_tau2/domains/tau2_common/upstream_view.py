@@ -34,6 +34,9 @@ UPSTREAM = "upstream"
 SEED = "seed"
 SEED_FALLBACK = "seed (upstream view missing)"
 """The prompts a run asked to be ``upstream`` used when no view file was found."""
+UPSTREAM_OWN_DISCOVERABLE = "upstream, banking discoverable tools ours"
+"""banking_knowledge under ``upstream`` with a view that lacks its discoverable tools' texts (they are
+in upstream's code, not its data; ``pytest-tau2 data view`` derives them): those stay ours."""
 
 
 def view_path(data_root: Path) -> Path:
