@@ -158,6 +158,53 @@ class Bank:
         return replies[min(own_replies(request), len(replies) - 1)]
 
 
+def _answer_kind(strict: str) -> str:
+    """What the recorded answer that upstream's replay did not reproduce was."""
+    content = strict.split("content: ", 1)[-1]
+    for kind in ("Tool given to user", "Tool unlocked"):
+        if content.startswith(kind):
+            return kind
+    return "other: " + content.split("\n", 1)[0][:80]
+
+
+def markdown(r: dict[str, Any]) -> str:
+    """The result as a page of bench/results."""
+    lines = [
+        "# banking_knowledge live, re-scored by upstream (bench/bench_upstream_banking_live.py)",
+        "",
+        f"Command: `{r['command']}`; view: {r['view']}; prompts recorded: {', '.join(r['prompts'])}.",
+        f"97 tasks x {r['trials']} trials, bm25, `--tau2-prompts upstream`, a seeded imperfect scripted agent "
+        "and customer behind the loopback server (the module doc lists the behaviours), exported with "
+        "`pytest-tau2 export`, re-scored by upstream's evaluator at the pin (non-strict replay, as "
+        "`tau2 evaluate-trajs`; its NL judge answered by the same server as ours) and replayed strictly.",
+        "",
+        "| simulations | compared | equal rewards | reward 1.0 | upstream loads | verifier: tasks | "
+        "verifier: trials | strict replay rejected |",
+        "|---|---|---|---|---|---|---|---|",
+        f"| {r['simulations']} | {r['compared']} | {r['equal']} | {r['reward_1']} | {r['upstream_format_ok']} | "
+        f"{r['upstream_tasks_ok']} | {r['upstream_trials_ok']} | {r['strict_replay_rejected']} |",
+        "",
+        f"Behaviours drawn: {', '.join(f'{k} {v}' for k, v in sorted(r['behaviours'].items()))}. "
+        f"Terminations: {', '.join(f'{k} {v}' for k, v in sorted(r['terminations'].items()))}. "
+        f"Run {r['run_s']} s, upstream's check {r['upstream_check_s']} s.",
+    ]
+    if r["unequal"]:
+        lines += ["", "Rewards that differ:", ""]
+        lines += [
+            f"- {s['id']}: ours {s['ours']}, upstream {s['upstream']} {s['upstream_breakdown']}" for s in r["unequal"]
+        ]
+    if r["not_compared_llm_judge"]:
+        lines += ["", f"Not compared (upstream's LLM judge): {', '.join(r['not_compared_llm_judge'])}."]
+    if r["strict_rejected_by_tool"]:
+        lines += ["", "Rejected by upstream's strict replay, by the first tool whose replayed result differed: "
+                  + ", ".join(f"`{k}` {v}" for k, v in sorted(r["strict_rejected_by_tool"].items()))
+                  + ". By the recorded answer: "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(r["strict_rejected_by_answer"].items()))
+                  + " (`Tool given to user` / `Tool unlocked`: answers that describe the tool in our words, "
+                  "when the view lacks upstream's discoverable-tool texts)."]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--trials", type=int, default=2)
@@ -229,6 +276,7 @@ def main() -> None:
         "unequal": unequal,
         "strict_replay_rejected": len(strict_rejected),
         "strict_rejected_by_tool": dict(collections.Counter(s["strict"].split(":", 1)[0] for s in strict_rejected)),
+        "strict_rejected_by_answer": dict(collections.Counter(_answer_kind(s["strict"]) for s in strict_rejected)),
         "strict_examples": [{"id": s["id"], "strict": s["strict"]} for s in strict_rejected[:5]],
         "behaviours": dict(collections.Counter(behaviours.values())),
         "terminations": dict(collections.Counter(s["termination"] for s in sims)),
@@ -237,6 +285,7 @@ def main() -> None:
         "pytest_returncode": run.returncode,
     }
     Path(args.out + ".json").write_text(json.dumps(result, indent=2) + "\n", "utf-8")
+    Path(args.out + ".md").write_text(markdown(result), "utf-8")
     print(json.dumps({k: v for k, v in result.items() if k not in ("unequal", "strict_examples")}, indent=2))
 
 

@@ -80,7 +80,7 @@ def test_the_view_is_found_beside_the_data_or_named(tmp_path: Path, monkeypatch:
     assert upstream_view.view_path(data) == tmp_path / "tau2-view" / "agent_view.json"
     monkeypatch.setenv(upstream_view.VIEW_ENV, str(tmp_path / "elsewhere.json"))
     assert upstream_view.view_path(data) == tmp_path / "elsewhere.json"
-    with pytest.warns(UserWarning, match="no tau2 view file at .*elsewhere.json.*not leaderboard-comparable"):
+    with pytest.warns(UserWarning, match="no tau2 view file at .*elsewhere.json.*pytest-tau2 data view.*not leaderboard-comparable"):
         assert upstream_view.find_view("upstream", data) == (upstream_view.SEED_FALLBACK, None)
     assert upstream_view.find_view("seed", data) == ("seed", None)
     (tmp_path / "elsewhere.json").write_text('{"domains": {}}', "utf-8")

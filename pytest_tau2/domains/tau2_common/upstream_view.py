@@ -5,7 +5,7 @@ the pin, byte for byte: the agent's system prompt (upstream's instruction block 
 policy), its tool schemas in upstream's order, the user simulator's system prompt (its guidelines
 and the task's scenario as upstream renders it) and the user's tool schemas. None of that text is
 in this repository: it is read at run time from the *tau2 view* file, ``agent_view.json``,
-generated from upstream's code at the pin (docs/leaderboard.md says how to get it). It is found
+derived from upstream's code at the pin (``pytest-tau2 data view``, data/view_derive.py). It is found
 at ``$TAU2_VIEW_FILE``, else at ``tau2-view/agent_view.json`` beside the tau2 data folder.
 
 ``seed`` sends our own prompts (domains/tau2_common/prompts.py) and our tool descriptions, and
@@ -34,7 +34,7 @@ UPSTREAM = "upstream"
 SEED = "seed"
 SEED_FALLBACK = "seed (upstream view missing)"
 """The prompts a run asked to be ``upstream`` used when no view file was found."""
-UPSTREAM_OWN_DISCOVERABLE = "upstream, banking discoverable tools ours"
+UPSTREAM_OWN_DISCOVERABLE = "upstream (banking discoverable tools ours)"
 """banking_knowledge under ``upstream`` with a view that lacks its discoverable tools' texts (they are
 in upstream's code, not its data; ``pytest-tau2 data view`` derives them): those stay ours."""
 
@@ -73,7 +73,8 @@ def find_view(mode: str, data_root: Path) -> tuple[str, JSONObject | None]:
         if path not in _WARNED:
             _WARNED.add(path)
             warnings.warn(
-                f"--tau2-prompts upstream: no tau2 view file at {path} (set {VIEW_ENV}, docs/leaderboard.md); "
+                f"--tau2-prompts upstream: no tau2 view file at {path} (make one with `pytest-tau2 data view "
+                f"--from <tau2-bench checkout>` or set {VIEW_ENV}; docs/leaderboard.md); "
                 "this run uses the seed prompts and is not leaderboard-comparable",
                 stacklevel=2,
             )
