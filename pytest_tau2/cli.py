@@ -24,6 +24,10 @@ Evaluations themselves run through pytest, e.g.: pytest -k tau2_retail"""
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     command = args[0] if args else None
+    if command == "data" and args[1:2] == ["view"]:
+        from pytest_tau2.domains.tau2_common.view_derive import main as view_main
+
+        return view_main(args[2:])
     if command == "data":
         from pytest_tau2.data.__main__ import main as data_main
 

@@ -1,4 +1,4 @@
-"""Command line: ``python -m pytest_tau2.data fetch|verify|view``."""
+"""Command line: ``python -m pytest_tau2.data fetch|verify``."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ def build_parser(prog: str = "python -m pytest_tau2.data") -> argparse.ArgumentP
     """Return the argument parser for both subcommands."""
     parser = argparse.ArgumentParser(
         prog=prog,
-        description=f"Download or check the tau2 data pinned at {PIN_SOURCE}@{PIN_COMMIT[:12]}.",
+        description=f"Download or check the tau2 data pinned at {PIN_SOURCE}@{PIN_COMMIT[:12]}. "
+        "(`pytest-tau2 data view --from CHECKOUT` derives the tau2 view file from upstream's source.)",
     )
     commands = parser.add_subparsers(dest="command", required=True)
     domains = sorted(DOMAIN_FILES)
@@ -60,16 +61,6 @@ def build_parser(prog: str = "python -m pytest_tau2.data") -> argparse.ArgumentP
     check.add_argument("--data-dir", default=None, help=f"folder holding tau2/ (default: ${ENV_DATA_DIR}, then cache)")
     check.add_argument("--domain", action="append", choices=domains, default=None, help="repeatable; default: all")
     check.add_argument("--allow-unpinned", action="store_true", help="accept changed files (missing ones still fail)")
-
-    view = commands.add_parser(
-        "view", help="derive the tau2 view file (what --tau2-prompts upstream sends) from upstream's source"
-    )
-    view.add_argument("--from", dest="checkout", type=Path, required=True,
-                      help=f"a checkout of {PIN_SOURCE} at {PIN_COMMIT[:12]} (read, never run)")  # fmt: skip
-    view.add_argument("--data-dir", default=None, help=f"folder holding tau2/ (default: ${ENV_DATA_DIR}, then cache)")
-    view.add_argument("--into", type=Path, default=None,
-                      help="where to write it (default: $TAU2_VIEW_FILE, else tau2-view/agent_view.json beside "
-                           "the data folder, where runs look for it)")  # fmt: skip
     return parser
 
 
@@ -120,32 +111,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m pytest_tau2.d
     args = build_parser(prog).parse_args(argv)
     if args.command == "fetch":
         return run_fetch(args)
-    if args.command == "view":
-        return run_view(args)
     return run_verify(args)
-
-
-def run_view(args: argparse.Namespace) -> int:
-    """Run ``view``: derive the view from the checkout and write it; 1 with one line on a problem."""
-    from pytest_tau2.data import view_derive
-    from pytest_tau2.domains.tau2_common.upstream_view import view_path
-
-    root = resolve_data_dir(args.data_dir)
-    if root is None:
-        print(f"pytest-tau2 data view: no tau2 data folder (set ${ENV_DATA_DIR} or --data-dir)", file=sys.stderr)
-        return 1
-    into: Path = args.into or view_path(root)
-    try:
-        view = view_derive.derive(args.checkout, root, PIN_COMMIT)
-        view_derive.write(view, into)
-    except (DataError, OSError) as exc:
-        print(f"pytest-tau2 data view: {exc}", file=sys.stderr)
-        return 1
-    commit = view_derive.checkout_commit(args.checkout)
-    if commit is not None and commit != PIN_COMMIT:
-        print(f"warning: {args.checkout} is at {commit[:12]}, not the pin {PIN_COMMIT[:12]}", file=sys.stderr)
-    print(f"wrote {into}", file=sys.stderr)
-    return 0
 
 
 def _to_stderr(line: str) -> None:

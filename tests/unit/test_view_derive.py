@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tau2.data import view_derive
-from pytest_tau2.data.__main__ import main as data_main
+from pytest_tau2.cli import main as cli_main
 from pytest_tau2.data.manifest import PIN_COMMIT
-from pytest_tau2.domains.tau2_common import upstream_view
+from pytest_tau2.domains.tau2_common import upstream_view, view_derive
 from pytest_tau2.errors import DataError
 
 DATA_DIR = Path(os.environ.get("TAU2_DATA_DIR") or "/work/shared/tau2-data")
@@ -161,7 +160,7 @@ def test_a_tree_that_is_not_upstreams_is_one_line(tmp_path: Path, capsys: pytest
     with pytest.raises(DataError, match="cannot find the definition of 'Nope'"):
         source.named_type("domains/shop/tools.py", "Nope")
     if (DATA_DIR / "tau2").is_dir():
-        assert data_main(["view", "--from", str(tmp_path / "nowhere"), "--into", str(tmp_path / "v.json")]) == 1
+        assert cli_main(["data", "view", "--from", str(tmp_path / "nowhere"), "--into", str(tmp_path / "v.json")]) == 1
         assert "not a tau2-bench checkout" in capsys.readouterr().err
 
 
@@ -191,7 +190,7 @@ def test_the_view_derived_from_upstreams_source_equals_the_shared_one(tmp_path: 
     if checkout is None:
         pytest.skip("no copy of upstream tau2-bench at the pin (set TAU2_UPSTREAM_CHECKOUT or TAU2_UPSTREAM_GIT)")
     into = tmp_path / "agent_view.json"
-    assert data_main(["view", "--from", str(checkout), "--data-dir", str(DATA_DIR), "--into", str(into)]) == 0
+    assert cli_main(["data", "view", "--from", str(checkout), "--data-dir", str(DATA_DIR), "--into", str(into)]) == 0
     derived = json.loads(into.read_text("utf-8"))
     shared = json.loads(SHARED_VIEW.read_text("utf-8"))
     for key in shared:

@@ -5,7 +5,7 @@ the pin, byte for byte: the agent's system prompt (upstream's instruction block 
 policy), its tool schemas in upstream's order, the user simulator's system prompt (its guidelines
 and the task's scenario as upstream renders it) and the user's tool schemas. None of that text is
 in this repository: it is read at run time from the *tau2 view* file, ``agent_view.json``,
-derived from upstream's code at the pin (``pytest-tau2 data view``, data/view_derive.py). It is found
+derived from upstream's code at the pin (``pytest-tau2 data view``, domains/tau2_common/view_derive.py). It is found
 at ``$TAU2_VIEW_FILE``, else at ``tau2-view/agent_view.json`` beside the tau2 data folder.
 
 ``seed`` sends our own prompts (domains/tau2_common/prompts.py) and our tool descriptions, and

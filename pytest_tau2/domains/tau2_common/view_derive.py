@@ -1,4 +1,4 @@
-"""``pytest-tau2 data view --from CHECKOUT``: the tau2 view file (``agent_view.json``, what
+"""``pytest-tau2 data view --from CHECKOUT [--into FILE]``: the tau2 view file (``agent_view.json``, what
 ``--tau2-prompts upstream`` sends) derived from a checkout of upstream tau2-bench at the pin.
 
 Upstream's code is *read*, never imported or run: its Python files are parsed with :mod:`ast`, and
@@ -17,11 +17,13 @@ repository.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import enum
 import json
+import sys
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -379,3 +381,36 @@ def write(view: Mapping[str, Any], into: Path) -> None:
     """The view as JSON, keys in upstream's order (tool schemas as upstream sends them)."""
     into.parent.mkdir(parents=True, exist_ok=True)
     into.write_text(json.dumps(view, indent=2, ensure_ascii=False) + "\n", "utf-8")
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "pytest-tau2 data view") -> int:
+    """Derive the view from a checkout and write it; 1 with one line naming the problem."""
+    from pytest_tau2.data.manifest import PIN_COMMIT, PIN_SOURCE
+    from pytest_tau2.data.resolve import ENV_DATA_DIR, resolve_data_dir
+    from pytest_tau2.domains.tau2_common.upstream_view import view_path
+
+    parser = argparse.ArgumentParser(
+        prog=prog, description="Derive the tau2 view file (what --tau2-prompts upstream sends) from upstream's source."
+    )
+    parser.add_argument("--from", dest="checkout", type=Path, required=True,
+                        help=f"a checkout of {PIN_SOURCE} at {PIN_COMMIT[:12]} (read, never run)")  # fmt: skip
+    parser.add_argument("--data-dir", default=None, help=f"folder holding tau2/ (default: ${ENV_DATA_DIR}, then cache)")
+    parser.add_argument("--into", type=Path, default=None,
+                        help="where to write it (default: $TAU2_VIEW_FILE, else tau2-view/agent_view.json beside "
+                             "the data folder, where runs look for it)")  # fmt: skip
+    args = parser.parse_args(argv)
+    root = resolve_data_dir(args.data_dir)
+    if root is None:
+        print(f"{prog}: no tau2 data folder (set ${ENV_DATA_DIR} or --data-dir)", file=sys.stderr)
+        return 1
+    into: Path = args.into or view_path(root)
+    try:
+        write(derive(args.checkout, root, PIN_COMMIT), into)
+    except (DataError, OSError) as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 1
+    commit = checkout_commit(args.checkout)
+    if commit is not None and commit != PIN_COMMIT:
+        print(f"warning: {args.checkout} is at {commit[:12]}, not the pin {PIN_COMMIT[:12]}", file=sys.stderr)
+    print(f"wrote {into}", file=sys.stderr)
+    return 0
