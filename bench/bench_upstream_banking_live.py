@@ -234,7 +234,9 @@ def main() -> None:
             tmp / "run", env=subprocess_env(TAU2_PROMPTS="upstream", **extra), timeout=3600,
         )  # fmt: skip
         run_s = time.perf_counter() - started
-        written, _ = export_cli.run(run.results_dir, tmp / "out", partial=args.k != "tau2_banking_knowledge")
+        # A view without upstream's discoverable-tool texts records them as ours; export them all the same.
+        written, _ = export_cli.run(run.results_dir, tmp / "out", partial=args.k != "tau2_banking_knowledge",
+                                    allow_seed_prompts=True)  # fmt: skip
         file = tmp / "out" / "banking_knowledge.json"
         if not file.is_file():
             raise SystemExit(f"no export ({[p.name for p in written]}): {run.output[-3000:]}")

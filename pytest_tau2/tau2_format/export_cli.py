@@ -77,8 +77,8 @@ def run(
     if seeded and not allow_seed_prompts:
         raise export.ExportError(
             f"{results_dir}: {seeded}; its trajectories were made under prompts upstream's agent and user never "
-            "see, so they are not the benchmark as published (run with --tau2-prompts upstream, or pass "
-            "--allow-seed-prompts to export them all the same)"
+            "see, so they are not the benchmark as published (run with --tau2-prompts upstream and a tau2 view from "
+            "`pytest-tau2 data view`, or pass --allow-seed-prompts to export them all the same)"
         )
     if seeded:
         notes.append(f"exported although {seeded} (--allow-seed-prompts)")

@@ -46,7 +46,13 @@ TOOLKITS: dict[str, tuple[ToolkitRef, ToolkitRef | None]] = {
 }
 AGENT_MODULE = "agent/llm_agent.py"
 USER_MODULE = "user/user_simulator.py"
-GUIDELINES = {"plain": "simulation_guidelines.md", "tools": "simulation_guidelines_tools.md"}
+GUIDELINES = {
+    "plain": "simulation_guidelines.md",
+    "tools": "simulation_guidelines_tools.md",
+    "voice": "simulation_guidelines_voice.md",
+    "voice_tools": "simulation_guidelines_voice_tools.md",
+}
+"""The user simulator's guideline files (upstream's data): without / with tools, and the voice ones."""
 PERSONA_MARK = "<PERSONA_GUIDELINES>"  # upstream's default persona config puts nothing there
 BANKING_DISCOVERABLE: dict[str, ToolkitRef] = {
     "agent": ("domains/banking_knowledge/tools.py", "KnowledgeTools"),
