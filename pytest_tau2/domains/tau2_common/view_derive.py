@@ -21,6 +21,7 @@ import argparse
 import ast
 import enum
 import json
+import re
 import sys
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -290,28 +291,44 @@ def tool_schema(source: Source, module: str, method: ast.FunctionDef) -> dict[st
                          "parameters": parameters.model_json_schema()}}  # fmt: skip
 
 
-def discoverable_text(method: ast.FunctionDef) -> dict[str, Any]:
-    """A discoverable tool's card, from its docstring by upstream's rule: the text before ``Args:``
-    is the description; each ``name (type[, optional]): text`` line of the Args section a parameter
-    (type ``string`` when none is given); the first line after ``Returns:`` the success message."""
-    import re
+def _split_at(lines: list[str], heading: str) -> tuple[list[str], list[str] | None]:
+    """The lines before the first line that is ``heading`` alone (blank around it allowed), and those
+    after it (None: no such line, or nothing follows it)."""
+    for index, line in enumerate(lines[1:-1], start=1):
+        if line.strip() == heading:
+            return lines[:index], lines[index + 1 :]
+    return lines, None
 
-    docstring = ast.get_docstring(method, clean=True) or ""
-    parts = re.split(r"\n\s*Args:\s*\n", docstring, maxsplit=1)
+
+def discoverable_text(method: ast.FunctionDef) -> dict[str, Any]:
+    """A discoverable tool's card, from its docstring by upstream's rule: the text before an
+    ``Args:`` line is the description; in the Args section each line ``name (type[, optional]):
+    text`` is a parameter (type ``string`` when none is given); the first line after a
+    ``Returns:`` line there is the success message."""
+    lines = (ast.get_docstring(method, clean=True) or "").split("\n")
+    head, rest = _split_at(lines, "Args:")
     parameters: dict[str, dict[str, Any]] = {}
     success = "Action completed successfully."
-    if len(parts) > 1:
-        args, *returns = re.split(r"\n\s*Returns:\s*\n", parts[1], maxsplit=1)
-        if returns:
-            success = returns[0].strip().split("\n")[0].strip()
-        for match in re.finditer(r"^\s*(\w+)\s*(?:\(([^)]+)\))?\s*:\s*(.+?)$", args, re.MULTILINE):
-            kind = match.group(2) or "string"
-            parameters[match.group(1)] = {
-                "type": re.sub(r",?\s*optional", "", kind, flags=re.IGNORECASE).strip() or "string",
-                "description": match.group(3).strip(),
-                "required": "optional" not in kind.lower(),
+    if rest is not None:
+        args, returns = _split_at(rest, "Returns:")
+        if returns is not None:
+            success = "\n".join(returns).strip().split("\n")[0].strip()
+        for line in args:
+            found = _PARAMETER.fullmatch(line.strip())
+            if found is None:
+                continue
+            kind = found["kind"] or "string"
+            optional = "optional" in kind.lower()
+            parameters[found["name"]] = {
+                "type": _OPTIONAL.sub("", kind).strip() or "string",
+                "description": found["text"].strip(),
+                "required": not optional,
             }
-    return {"description": parts[0].strip(), "parameters": parameters, "success_message": success}
+    return {"description": "\n".join(head).strip(), "parameters": parameters, "success_message": success}
+
+
+_PARAMETER = re.compile(r"(?P<name>\w+)\s*(?:\((?P<kind>[^)]+)\))?\s*:\s*(?P<text>.+)")
+_OPTIONAL = re.compile(r",?\s*optional", re.IGNORECASE)
 
 
 def derive(checkout: Path, data_dir: Path, pin: str) -> dict[str, Any]:
