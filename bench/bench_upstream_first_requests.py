@@ -94,11 +94,14 @@ def upstream_requests(python: str, domain: str, task_id: str, server: FakeOpenAI
     return {"agent": first_of(requests, "agent"), "user": first_of(requests, "user")}
 
 
-def our_requests(names: dict[str, str], server: FakeOpenAIServer, tmp: Path) -> dict[str, dict[str, Any]]:
+def our_requests(
+    names: dict[str, str], server: FakeOpenAIServer, tmp: Path, view: str | None
+) -> dict[str, dict[str, Any]]:
     """One nested run of all the scenarios; each domain's first requests told apart by system prompt."""
     before = len(server.requests)
+    env = subprocess_env(TAU2_PROMPTS="upstream", **({"TAU2_VIEW_FILE": view} if view else {}))
     run = run_pytest([*(node(n) for n in names.values()), *model_options(server), "--tau2-prompts", "upstream"],
-                     tmp / "ours", env=subprocess_env(TAU2_PROMPTS="upstream"), timeout=600)  # fmt: skip
+                     tmp / "ours", env=env, timeout=600)  # fmt: skip
     requests = server.requests[before:]
     out: dict[str, dict[str, Any]] = {}
     for domain, name in names.items():
@@ -143,6 +146,7 @@ def differences(theirs: dict[str, Any], ours: dict[str, Any]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "upstream_first_requests"))
+    parser.add_argument("--view", default=None, help="the tau2 view file ours runs with (TAU2_VIEW_FILE)")
     parser.add_argument("--fixture", action="store_true", help=f"write upstream's digests to {FIXTURE}")
     args = parser.parse_args()
     python = os.environ.get("TAU2_UPSTREAM_PYTHON")
@@ -155,7 +159,8 @@ def main() -> None:
         server.add_handler("agent", text(ANSWER))
         server.add_handler("user", user_reply)
         theirs = {d: upstream_requests(python, d, task_id, server, tmp) for d, (_, task_id) in chosen.items()}
-        ours = our_requests({d: name for d, (name, _) in chosen.items()}, server, tmp)
+        view = str(Path(args.view).resolve()) if args.view else None
+        ours = our_requests({d: name for d, (name, _) in chosen.items()}, server, tmp, view)
     fixture: dict[str, Any] = {"pin": "a2c024725189473d2d7cea3a5cfdbcc67478e41f", "opening": OPENING, "domains": {}}
     for domain, (name, task_id) in chosen.items():
         for side in ("agent", "user"):
@@ -176,7 +181,9 @@ def main() -> None:
         "",
         "Both programs against one loopback server with the same scripted replies; ours under",
         "`--tau2-prompts upstream`; banking_knowledge with bm25. `messages` and `tools` of each side's first",
-        "request compared as received (parsed JSON, key order included).",
+        "request compared as received (parsed JSON, key order included). View: "
+        + ("one derived by `pytest-tau2 data view`" if args.view else "the shared `../tau2-view/agent_view.json`")
+        + ".",
         "",
         "| domain | scenario | side | messages | tools | equal | differences | other request keys (upstream / ours) |",
         "|---|---|---|---|---|---|---|---|",
