@@ -80,7 +80,9 @@ def test_the_view_is_found_beside_the_data_or_named(tmp_path: Path, monkeypatch:
     assert upstream_view.view_path(data) == tmp_path / "tau2-view" / "agent_view.json"
     monkeypatch.setenv(upstream_view.VIEW_ENV, str(tmp_path / "elsewhere.json"))
     assert upstream_view.view_path(data) == tmp_path / "elsewhere.json"
-    with pytest.warns(UserWarning, match="no tau2 view file at .*elsewhere.json.*pytest-tau2 data view.*not leaderboard-comparable"):
+    with pytest.warns(
+        UserWarning, match="no tau2 view file at .*elsewhere.json.*pytest-tau2 data view.*not leaderboard-comparable"
+    ):
         assert upstream_view.find_view("upstream", data) == (upstream_view.SEED_FALLBACK, None)
     assert upstream_view.find_view("seed", data) == ("seed", None)
     (tmp_path / "elsewhere.json").write_text('{"domains": {}}', "utf-8")
@@ -202,9 +204,7 @@ def test_banking_discoverable_tools_are_shown_in_the_views_words() -> None:
 
 @needs_data
 @needs_view
-def test_a_view_without_banking_texts_keeps_ours_and_says_so(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_view_without_banking_texts_keeps_ours_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pytest_tau2.domains.tau2_banking_knowledge.discoverable import TEXTS
 
     view = json.loads(VIEW.read_text("utf-8"))
@@ -224,3 +224,15 @@ def test_a_view_without_banking_texts_keeps_ours_and_says_so(
         else:
             assert scenario.prompts_used == "upstream" and state[TEXTS] == texts
         assert scenario.upstream_view is not None  # upstream's prompts, schemas and rules either way
+
+
+def test_the_user_prompt_is_composed_in_one_place_with_the_default_persona() -> None:
+    guidelines = {"plain": "P<PERSONA_GUIDELINES>.", "tools": "T.", "voice": "V<PERSONA_GUIDELINES>."}
+    view: Any = {"user_system_prompt_template": "{global_user_sim_guidelines_with_persona}|{instructions}",
+                 "user_guidelines": guidelines}  # fmt: skip
+    scenario: Any = {"instructions": "Call."}
+    assert upstream_view.user_system_prompt(view, scenario, with_tools=False) == "P.|Instructions:\n\tCall."
+    assert upstream_view.user_system_prompt(view, scenario, with_tools=True).startswith("T.|")
+    assert upstream_view.user_system_prompt(view, scenario, with_tools=False, guidelines_key="voice").startswith("V.|")
+    with pytest.raises(Exception, match="no user guidelines 'voice_tools'"):
+        upstream_view.user_system_prompt(view, scenario, with_tools=True, guidelines_key="voice_tools")

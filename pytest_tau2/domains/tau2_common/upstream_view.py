@@ -88,9 +88,22 @@ def agent_system_prompt(view: JSONObject, policy: str) -> str:
     return template.format(agent_instruction=str(view["agent_instruction"]), domain_policy=policy)
 
 
-def user_system_prompt(view: JSONObject, user_scenario: UserScenario, *, with_tools: bool) -> str:
-    """Upstream's user-simulator system prompt: guidelines (with or without tools) and the scenario."""
-    guidelines = cast("Mapping[str, str]", view["user_guidelines"])["tools" if with_tools else "plain"]
+PERSONA_MARK = "<PERSONA_GUIDELINES>"
+"""Where upstream puts its run-time persona's guidelines in a guideline text; its default persona
+(the one ``tau2 run`` uses unless told otherwise) puts nothing there."""
+
+
+def user_system_prompt(
+    view: JSONObject, user_scenario: UserScenario, *, with_tools: bool, guidelines_key: str | None = None
+) -> str:
+    """Upstream's user-simulator system prompt: guidelines and the scenario. The one place the user's
+    prompt is composed: ``guidelines_key`` picks other guidelines of the view (a derived view also
+    holds upstream's ``voice`` / ``voice_tools``); by default those without or with tools."""
+    texts = cast("Mapping[str, str]", view["user_guidelines"])
+    key = guidelines_key or ("tools" if with_tools else "plain")
+    if key not in texts:
+        raise DataError(f"the tau2 view has no user guidelines {key!r} (pytest-tau2 data view derives them)")
+    guidelines = texts[key].replace(PERSONA_MARK, "")
     template = str(view["user_system_prompt_template"])
     return template.format(
         global_user_sim_guidelines_with_persona=guidelines, instructions=render_scenario(user_scenario)

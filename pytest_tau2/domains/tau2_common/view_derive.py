@@ -54,7 +54,6 @@ GUIDELINES = {
     "voice_tools": "simulation_guidelines_voice_tools.md",
 }
 """The user simulator's guideline files (upstream's data): without / with tools, and the voice ones."""
-PERSONA_MARK = "<PERSONA_GUIDELINES>"  # upstream's default persona config puts nothing there
 BANKING_DISCOVERABLE: dict[str, ToolkitRef] = {
     "agent": ("domains/banking_knowledge/tools.py", "KnowledgeTools"),
     "user": ("domains/banking_knowledge/tools.py", "KnowledgeUserTools"),
@@ -343,7 +342,7 @@ def derive(checkout: Path, data_dir: Path, pin: str) -> dict[str, Any]:
         found = next((p for p in candidates if p.is_file()), None)
         if found is None:
             raise DataError(f"no {name} in {candidates[0].parent} or {candidates[1].parent}")
-        guidelines[key] = found.read_text("utf-8").replace(PERSONA_MARK, "")
+        guidelines[key] = found.read_text("utf-8")  # as upstream reads them (a persona mark stays)
     view: dict[str, Any] = {
         "agent_instruction": source.string(AGENT_MODULE, "AGENT_INSTRUCTION"),
         "agent_system_prompt_template": source.string(AGENT_MODULE, "SYSTEM_PROMPT"),
