@@ -164,6 +164,32 @@ def test_a_tree_that_is_not_upstreams_is_one_line(tmp_path: Path, capsys: pytest
         assert "not a tau2-bench checkout" in capsys.readouterr().err
 
 
+def test_the_source_can_be_read_over_http(tmp_path: Path) -> None:
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    _tree(tmp_path / "repo")
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(tmp_path / "repo"))
+    handler.log_message = lambda *args: None  # type: ignore[attr-defined]
+    with ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}"
+            source = view_derive.Source(url + "/")
+            assert source.string("agent/llm_agent.py", "AGENT_INSTRUCTION") == "Be kind."
+            methods = source.toolkit_methods(("domains/shop/tools.py", "ShopTools"))
+            on_disk = view_derive.Source(tmp_path / "repo")
+            assert [view_derive.tool_schema(source, *m) for m in methods] == [
+                view_derive.tool_schema(on_disk, *m)
+                for m in on_disk.toolkit_methods(("domains/shop/tools.py", "ShopTools"))
+            ]
+            with pytest.raises(DataError, match=rf"{url}/src/tau2/user/missing.py: cannot be read as Python"):
+                source.tree("user/missing.py")
+        finally:
+            server.shutdown()
+
+
 def _upstream_checkout(tmp_path: Path) -> Path | None:
     """A checkout of upstream at the pin: ``$TAU2_UPSTREAM_CHECKOUT``, else the source files of the
     pin taken out of a git mirror (``$TAU2_UPSTREAM_GIT``, else ``/work/.mirror/...``)."""

@@ -73,8 +73,8 @@ def find_view(mode: str, data_root: Path) -> tuple[str, JSONObject | None]:
         if path not in _WARNED:
             _WARNED.add(path)
             warnings.warn(
-                f"--tau2-prompts upstream: no tau2 view file at {path} (make one with `pytest-tau2 data view "
-                f"--from <tau2-bench checkout>` or set {VIEW_ENV}; docs/leaderboard.md); "
+                f"--tau2-prompts upstream: no tau2 view file at {path} (make one with `pytest-tau2 data view`, "
+                f"or set {VIEW_ENV}; docs/leaderboard.md); "
                 "this run uses the seed prompts and is not leaderboard-comparable",
                 stacklevel=2,
             )

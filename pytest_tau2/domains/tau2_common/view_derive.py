@@ -1,7 +1,8 @@
-"""``pytest-tau2 data view --from CHECKOUT [--into FILE]``: the tau2 view file (``agent_view.json``, what
+"""``pytest-tau2 data view [--from CHECKOUT|URL] [--into FILE]``: the tau2 view file (``agent_view.json``, what
 ``--tau2-prompts upstream`` sends) derived from a checkout of upstream tau2-bench at the pin.
 
-Upstream's code is *read*, never imported or run: its Python files are parsed with :mod:`ast`, and
+Upstream's code is *read*, never imported or run: its Python files (from a checkout, or fetched
+from a raw-file host, GitHub's at the pin by default) are parsed with :mod:`ast`, and
 from the parse tree come the agent's instruction and system-prompt template (``LLMAgent``'s module
 constants), the user simulator's template, each domain's tool methods (name, docstring, parameters
 with their annotations and defaults, in upstream's toolkit order) and banking_knowledge's
@@ -54,6 +55,8 @@ GUIDELINES = {
     "voice_tools": "simulation_guidelines_voice_tools.md",
 }
 """The user simulator's guideline files (upstream's data): without / with tools, and the voice ones."""
+SOURCE_URL = "https://raw.githubusercontent.com/sierra-research/tau2-bench"
+"""Where ``pytest-tau2 data view`` reads upstream's source files when given no checkout (+ ``/<commit>``)."""
 BANKING_DISCOVERABLE: dict[str, ToolkitRef] = {
     "agent": ("domains/banking_knowledge/tools.py", "KnowledgeTools"),
     "user": ("domains/banking_knowledge/tools.py", "KnowledgeUserTools"),
@@ -63,20 +66,26 @@ BANKING_DISCOVERABLE: dict[str, ToolkitRef] = {
 class Source:
     """Upstream's ``src/tau2`` package, parsed on demand (one tree per module)."""
 
-    def __init__(self, checkout: Path) -> None:
-        self.root = checkout / "src" / "tau2"
-        if not self.root.is_dir():
+    def __init__(self, checkout: Path | str) -> None:
+        """``checkout``: a folder (a checkout of upstream), or the http(s) URL of one (a raw-file
+        host such as ``https://raw.githubusercontent.com/sierra-research/tau2-bench/<commit>``)."""
+        self.url = str(checkout).rstrip("/") if str(checkout).startswith(("http://", "https://")) else None
+        self.root = Path(checkout) / "src" / "tau2"
+        if self.url is None and not self.root.is_dir():
             raise DataError(f"{checkout}: not a tau2-bench checkout (no src/tau2/ folder)")
         self._trees: dict[str, ast.Module] = {}
         self._types: dict[tuple[str, str], object] = {}
 
+    def where(self, module: str) -> str:
+        return f"{self.url}/src/tau2/{module}" if self.url else str(self.root / module)
+
     def tree(self, module: str) -> ast.Module:
         if module not in self._trees:
-            path = self.root / module
             try:
-                self._trees[module] = ast.parse(path.read_text("utf-8"), str(path))
-            except (OSError, SyntaxError) as exc:
-                raise DataError(f"{path}: cannot be read as Python ({exc})") from None
+                text = _download(self.where(module)) if self.url else (self.root / module).read_text("utf-8")
+                self._trees[module] = ast.parse(text, self.where(module))
+            except (OSError, SyntaxError, UnicodeDecodeError) as exc:
+                raise DataError(f"{self.where(module)}: cannot be read as Python ({exc})") from None
         return self._trees[module]
 
     def top(self, module: str, name: str) -> ast.stmt | None:
@@ -98,12 +107,12 @@ class Source:
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tau2."):
                 if any((alias.asname or alias.name) == name for alias in node.names):
                     return self.locate(node.module.removeprefix("tau2.").replace(".", "/") + ".py", name)
-        raise DataError(f"{self.root / module}: cannot find the definition of {name!r}")
+        raise DataError(f"{self.where(module)}: cannot find the definition of {name!r}")
 
     def string(self, module: str, name: str) -> str:
         node = self.top(module, name)
         if not isinstance(node, ast.Assign):
-            raise DataError(f"{self.root / module}: no module constant {name}")
+            raise DataError(f"{self.where(module)}: no module constant {name}")
         return _string(node.value, f"{module}:{name}")
 
     # ---- types ----------------------------------------------------------------------------------
@@ -129,7 +138,7 @@ class Source:
         if name in _BUILTIN_TYPES:
             return _BUILTIN_TYPES[name]
         if name is None:
-            raise DataError(f"{self.root / module}: an annotation this reader does not know: {ast.unparse(node)}")
+            raise DataError(f"{self.where(module)}: an annotation this reader does not know: {ast.unparse(node)}")
         return self.named_type(module, name)
 
     def named_type(self, module: str, name: str) -> object:
@@ -141,7 +150,7 @@ class Source:
             elif isinstance(node, ast.ClassDef):
                 self._types[key] = self._class(where, node)
             else:
-                raise DataError(f"{self.root / where}: {name} is not a type")
+                raise DataError(f"{self.where(where)}: {name} is not a type")
         return self._types[key]
 
     def _class(self, module: str, node: ast.ClassDef) -> object:
@@ -192,7 +201,7 @@ class Source:
             makers: dict[str, Callable[..., object]] = {"Field": pydantic.Field, "ConfigDict": dict}
             make = makers.get(called)
             if make is None:
-                raise DataError(f"{self.root / module}: a call this reader does not know: {ast.unparse(node)}")
+                raise DataError(f"{self.where(module)}: a call this reader does not know: {ast.unparse(node)}")
             args = [self.value(module, a) for a in node.args]
             kwargs = {k.arg: self.value(module, k.value) for k in node.keywords if k.arg}
             return make(*args, **kwargs)
@@ -219,7 +228,7 @@ class Source:
     def _mro(self, module: str, name: str) -> list[tuple[str, ast.ClassDef]]:
         where, node = self.locate(module, name)
         if not isinstance(node, ast.ClassDef):
-            raise DataError(f"{self.root / where}: {name} is not a class")
+            raise DataError(f"{self.where(where)}: {name} is not a class")
         parents = [ast.unparse(b) for b in node.bases if ast.unparse(b) not in ("ToolKitBase", "object")]
         chains = [self._mro(where, p) for p in parents] + [[self._mro(where, p)[0] for p in parents]]
         merged: list[tuple[str, ast.ClassDef]] = [(where, node)]
@@ -229,7 +238,7 @@ class Source:
                 if head and not any(head in c[1:] for c in chains):
                     break
             else:
-                raise DataError(f"{self.root / where}: {name} has no consistent method order")
+                raise DataError(f"{self.where(where)}: {name} has no consistent method order")
             merged.append(head)
             chains = [[c for c in chain if c != head] for chain in chains if chain]
             chains = [c for c in chains if c]
@@ -241,6 +250,14 @@ _BUILTIN_TYPES: dict[str, object] = {
     "Dict": dict, "List": list, "Tuple": tuple, "Any": Any, "Optional": typing.Optional, "Union": typing.Union,
     "Literal": typing.Literal, "Annotated": typing.Annotated, "None": None,
 }  # fmt: skip
+
+
+def _download(url: str) -> str:
+    """One source file over HTTP(S), as text (an error: OSError, which the caller names)."""
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=60) as reply:
+        return cast(bytes, reply.read()).decode("utf-8")
 
 
 def _literal(node: ast.expr) -> Any:
@@ -330,7 +347,7 @@ _PARAMETER = re.compile(r"(?P<name>\w+)\s*(?:\((?P<kind>[^)]+)\))?\s*:\s*(?P<tex
 _OPTIONAL = re.compile(r",?\s*optional", re.IGNORECASE)
 
 
-def derive(checkout: Path, data_dir: Path, pin: str) -> dict[str, Any]:
+def derive(checkout: Path | str, data_dir: Path, pin: str) -> dict[str, Any]:
     """The view, as ``../shared/tau2-view/agent_view.json`` holds it, plus banking_knowledge's
     discoverable tools (``domains.banking_knowledge.discoverable_tools``)."""
     from pytest_tau2.domains.tau2_common import upstream_view
@@ -338,10 +355,12 @@ def derive(checkout: Path, data_dir: Path, pin: str) -> dict[str, Any]:
     source = Source(checkout)
     guidelines = {}
     for key, name in GUIDELINES.items():
-        candidates = [checkout / "data" / "tau2" / "user_simulator" / name, data_dir / "tau2" / "user_simulator" / name]
+        candidates = [data_dir / "tau2" / "user_simulator" / name]
+        if source.url is None:
+            candidates.insert(0, Path(checkout) / "data" / "tau2" / "user_simulator" / name)
         found = next((p for p in candidates if p.is_file()), None)
         if found is None:
-            raise DataError(f"no {name} in {candidates[0].parent} or {candidates[1].parent}")
+            raise DataError(f"no {name} in {' or '.join(str(c.parent) for c in candidates)}")
         guidelines[key] = found.read_text("utf-8")  # as upstream reads them (a persona mark stays)
     view: dict[str, Any] = {
         "agent_instruction": source.string(AGENT_MODULE, "AGENT_INSTRUCTION"),
@@ -414,8 +433,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "pytest-tau2 data view")
     parser = argparse.ArgumentParser(
         prog=prog, description="Derive the tau2 view file (what --tau2-prompts upstream sends) from upstream's source."
     )
-    parser.add_argument("--from", dest="checkout", type=Path, required=True,
-                        help=f"a checkout of {PIN_SOURCE} at {PIN_COMMIT[:12]} (read, never run)")  # fmt: skip
+    parser.add_argument("--from", dest="checkout", default=f"{SOURCE_URL}/{PIN_COMMIT}",
+                        help=f"a checkout of {PIN_SOURCE} at {PIN_COMMIT[:12]}, or the URL of one on a raw-file "
+                             "host; read, never run (default: GitHub's raw files at the pin)")  # fmt: skip
     parser.add_argument("--data-dir", default=None, help=f"folder holding tau2/ (default: ${ENV_DATA_DIR}, then cache)")
     parser.add_argument("--into", type=Path, default=None,
                         help="where to write it (default: $TAU2_VIEW_FILE, else tau2-view/agent_view.json beside "
@@ -431,7 +451,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "pytest-tau2 data view")
     except (DataError, OSError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 1
-    commit = checkout_commit(args.checkout)
+    commit = None if str(args.checkout).startswith(("http://", "https://")) else checkout_commit(Path(args.checkout))
     if commit is not None and commit != PIN_COMMIT:
         print(f"warning: {args.checkout} is at {commit[:12]}, not the pin {PIN_COMMIT[:12]}", file=sys.stderr)
     print(f"wrote {into}", file=sys.stderr)
