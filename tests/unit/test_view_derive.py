@@ -184,7 +184,7 @@ def test_the_source_can_be_read_over_http(tmp_path: Path) -> None:
                 view_derive.tool_schema(on_disk, *m)
                 for m in on_disk.toolkit_methods(("domains/shop/tools.py", "ShopTools"))
             ]
-            with pytest.raises(DataError, match=rf"{url}/src/tau2/user/missing.py: cannot be read as Python"):
+            with pytest.raises(DataError, match=rf"{url}/src/tau2/user/missing.py: cannot be read \(HTTP Error 404"):
                 source.tree("user/missing.py")
         finally:
             server.shutdown()

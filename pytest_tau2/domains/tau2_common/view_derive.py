@@ -83,9 +83,12 @@ class Source:
         if module not in self._trees:
             try:
                 text = _download(self.where(module)) if self.url else (self.root / module).read_text("utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise DataError(f"{self.where(module)}: cannot be read ({exc})") from None
+            try:
                 self._trees[module] = ast.parse(text, self.where(module))
-            except (OSError, SyntaxError, UnicodeDecodeError) as exc:
-                raise DataError(f"{self.where(module)}: cannot be read as Python ({exc})") from None
+            except SyntaxError as exc:
+                raise DataError(f"{self.where(module)}: not Python ({exc})") from None
         return self._trees[module]
 
     def top(self, module: str, name: str) -> ast.stmt | None:
