@@ -110,7 +110,7 @@ async def run_scenario(
                 history=list(scenario.message_history or []),
                 spend=conversation_spend(usage) if usage is not None else None,
                 closing_turn=getattr(scenario, "prompts_used", None) != "upstream",  # --tau2-prompts
-                line=line,
+                line=seat.line(line) if line is not None and seat.line is not None else line,
             ).run()
         gold = gold_replay(scenario, settings)
         expected = gold.hashes if gold is not None else None
