@@ -65,7 +65,7 @@ def check_event(frame: dict[str, Any], sender: Sender, quoted: str) -> dict[str,
         if not isinstance(value, types):
             raise ProtocolError(f"{event} event from the {sender}: '{path}' missing or of the wrong type: {quoted}")
 
-    if event in ("media", "mark", "clear", "stop") or sender == "runner" and event == "start":
+    if event in ("media", "mark", "clear", "stop") or (sender == "runner" and event == "start"):
         need("streamSid", frame.get("streamSid"), str)
     if event == "media":
         media = frame.get("media")

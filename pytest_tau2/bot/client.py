@@ -127,7 +127,7 @@ class WebSocketAgent:
         await self._send(initialization_frame(scenario))
         self.initialized = await self._receive("initialized", "the answer to apply_initialization")
         if self.speech and self.ready.get("audio"):
-            self.audio = AudioCall(self, self.audio_pace)
+            self.audio = AudioCall(self, self.audio_pace, bool(self.ready["audio"].get("ends_turns")))
             await self.audio.open()
         return self.initialized
 

@@ -128,7 +128,7 @@ class BotSession:
             "server": self.config.server_name,
         }
         if self.voice is not None:
-            ready["audio"] = dict(audio_wire.AUDIO_OFFER)
+            ready["audio"] = {**audio_wire.AUDIO_OFFER, "ends_turns": True}
         return ready
 
     def _scenario(self, name: str) -> Scenario:

@@ -10,7 +10,7 @@ loop's phone line is wrapped in a :class:`BotLine`:
   :data:`~pytest_tau2.bot.audio_wire.USER_TURN_END` mark and real-time silence;
 - the agent's turn is the bot's ``media`` events and ``tool_call`` frames up to its
   ``agent_message`` / ``exit`` frame, a ``mark``, or :data:`AGENT_SILENCE_S` of silence after
-  its audio has played; its audio is recognized with the line's recognizer, and that is what the
+  its audio has played (not for a bot whose ``ready.audio`` says ``ends_turns``); its audio is recognized with the line's recognizer, and that is what the
   simulated user reads (and the agent's words in the transcript, unless the bot's
   ``agent_message`` reports them);
 - latency: from the wall-clock moment the user's last speech frame was sent to the first
@@ -55,6 +55,8 @@ class AudioCall:
 
     agent: WebSocketAgent
     pace: float
+    ends_turns: bool = False
+    """The bot's ``ready.audio.ends_turns``: it ends every turn itself (no silence rule)."""
     stream_sid: str = ""
     call_sid: str = ""
     phone: PhoneLine | None = None
@@ -107,7 +109,7 @@ class AudioCall:
             agent_signal = audio.resample(audio.from_pcm16(pcm), audio_wire.SAMPLE_RATE, rate)
             heard = await asyncio.to_thread(self.phone.asr.transcribe, audio.to_pcm16(agent_signal))
             self.received = Heard(agent_signal, first, heard, time.perf_counter() - started)
-        if end is None or end["type"] == "agent_message" and not end["text"].strip():
+        if end is None or (end["type"] == "agent_message" and not end["text"].strip()):
             end = {"type": "agent_message", "text": heard}
         elif end["type"] == "exit":
             end = {**end, "text": (end.get("text") or heard) or None}
@@ -155,11 +157,12 @@ class AudioCall:
         waiting_for = "the agent's audio reply"
         while True:
             now = time.monotonic()
-            timeout = agent.reply_timeout if first is None else max(0.01, played_until + AGENT_SILENCE_S - now)
+            waits_on_silence = first is not None and not self.ends_turns
+            timeout = max(0.01, played_until + AGENT_SILENCE_S - now) if waits_on_silence else agent.reply_timeout
             try:
                 raw = await asyncio.wait_for(agent._ws.recv(), timeout)
             except TimeoutError:
-                if first is not None:
+                if waits_on_silence:
                     return calls, None, ulaw, first  # silence after its speech: the agent's turn is over
                 raise await agent._abort(
                     "timeout",

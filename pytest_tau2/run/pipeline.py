@@ -224,13 +224,15 @@ def phone_line_for(scenario: Scenario, settings: Settings, seed: int) -> Any:
     if not settings.speech_complexity:
         return None
     from pytest_tau2.data.resolve import resolve_data_dir
-    from pytest_tau2.speech.line import phone_line
+    from pytest_tau2.speech.engines import engines_for
+    from pytest_tau2.speech.line import PhoneLine
     from pytest_tau2.speech.presets import task_preset
 
     domain = scenario.domain.removeprefix("tau2_")
     task_id = getattr(scenario, "tau2_id", None) or None
     preset = task_preset(resolve_data_dir(settings.data_dir), domain, task_id, settings.speech_complexity)
-    return phone_line(preset, seed)
+    tts, asr = engines_for(settings)  # offline unless --tau2-tts-model / --tau2-asr-model
+    return PhoneLine(preset, seed, tts, asr)
 
 
 async def _close_quietly(participant: Any) -> None:
