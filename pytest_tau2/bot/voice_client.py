@@ -10,9 +10,9 @@ loop's phone line is wrapped in a :class:`BotLine`:
   :data:`~pytest_tau2.bot.audio_wire.USER_TURN_END` mark and real-time silence;
 - the agent's turn is the bot's ``media`` events and ``tool_call`` frames up to its
   ``agent_message`` / ``exit`` frame, a ``mark``, or :data:`AGENT_SILENCE_S` of silence after
-  its audio has played (not for a bot whose ``ready.audio`` says ``ends_turns``); its audio is recognized with the line's recognizer, and that is what the
-  simulated user reads (and the agent's words in the transcript, unless the bot's
-  ``agent_message`` reports them);
+  its audio has played (not for a bot whose ``ready.audio`` says ``ends_turns``); its audio is
+  recognized with the line's recognizer, and that is what the simulated user reads (and the
+  agent's words in the transcript, unless the bot's ``agent_message`` reports them);
 - latency: from the wall-clock moment the user's last speech frame was sent to the first
   ``media`` event of the agent's reply (the phone line's ``latencies_s``).
 """

@@ -419,7 +419,12 @@ OPTIONS: tuple[Option, ...] = (
         None,
         section="models",
     ),
-    Option("tts_args", "JSON object of litellm arguments for --tau2-tts-model (api_base, voice, ...).", None, section="models"),
+    Option(
+        "tts_args",
+        "JSON object of litellm arguments for --tau2-tts-model (api_base, voice, ...).",
+        None,
+        section="models",
+    ),
     Option(
         "asr_model",
         "With --tau2-speech-complexity: recognize speech with this litellm transcription model (e.g. "
@@ -427,7 +432,12 @@ OPTIONS: tuple[Option, ...] = (
         None,
         section="models",
     ),
-    Option("asr_args", "JSON object of litellm arguments for --tau2-asr-model (api_base, language, ...).", None, section="models"),
+    Option(
+        "asr_args",
+        "JSON object of litellm arguments for --tau2-asr-model (api_base, language, ...).",
+        None,
+        section="models",
+    ),
     Option(
         "verdict",
         "What decides a tau2 item: six-signal (the scenario's success signals, default) or tau2-reward "
