@@ -19,7 +19,7 @@ import socket
 from collections import deque
 from typing import Any
 
-from pytest_tau2.bot.protocol import PROTOCOL_VERSION, decode, encode, error_frame, excerpt
+from pytest_tau2.bot.protocol import PROTOCOL_VERSION, close_text, decode, encode, error_frame, excerpt
 from pytest_tau2.bot.remote import RemoteAgentSide
 from pytest_tau2.bot.voice_client import AudioCall
 from pytest_tau2.conversation.protocol import Reply, ToolCall
@@ -283,7 +283,7 @@ class WebSocketAgent:
             await self._ws.send(text)
         except ConnectionClosed as exc:
             raise InfrastructureError(
-                f"the bot at {self.shown_url} closed the connection ({_close_text(exc)}) before the "
+                f"the bot at {self.shown_url} closed the connection ({close_text(exc)}) before the "
                 f"runner could send: {self._last_sent}"
             ) from None
 
@@ -309,7 +309,7 @@ class WebSocketAgent:
                     f"{self._last_sent}"
                 ) from None
             raise InfrastructureError(
-                f"the bot at {self.shown_url} closed the connection ({_close_text(exc)}) while the "
+                f"the bot at {self.shown_url} closed the connection ({close_text(exc)}) while the "
                 f"runner waited for {waiting_for}; last frame sent: {self._last_sent}"
             ) from None
         try:
@@ -356,13 +356,6 @@ def initialization_frame(scenario: Scenario) -> dict[str, Any]:
         "initialization_actions": list(scenario.initialization_actions or []),
         "greeting": scenario.agent_greeting,
     }
-
-
-def _close_text(exc: Exception) -> str:
-    rcvd = getattr(exc, "rcvd", None)
-    if rcvd is None:
-        return "no close frame"
-    return f"code {rcvd.code}" + (f", reason {rcvd.reason!r}" if rcvd.reason else "")
 
 
 def _too_large(exc: Exception) -> str | None:

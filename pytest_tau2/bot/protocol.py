@@ -130,3 +130,11 @@ def wire_arguments(arguments: Mapping[str, JSONValue] | str | None) -> JSONObjec
     except json.JSONDecodeError:
         return text
     return parsed if isinstance(parsed, dict) else text
+
+
+def close_text(exc: Exception) -> str:
+    """How a WebSocket connection was closed, for messages: its close code and reason."""
+    rcvd = getattr(exc, "rcvd", None)
+    if rcvd is None:
+        return "no close frame"
+    return f"code {rcvd.code}" + (f", reason {rcvd.reason!r}" if rcvd.reason else "")

@@ -28,11 +28,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_tau2.bot import audio_wire
-from pytest_tau2.bot.protocol import decode, excerpt
+from pytest_tau2.bot.protocol import close_text, decode, excerpt
 from pytest_tau2.errors import InfrastructureError, ProtocolError
 
 if TYPE_CHECKING:
-    from pytest_tau2.bot.client import WebSocketAgent
     from pytest_tau2.speech.line import PhoneLine, Utterance
 
 AGENT_SILENCE_S = 1.0
@@ -53,7 +52,8 @@ class Heard:
 class AudioCall:
     """One call's audio state: the stream's ids, what waits to be streamed, what was received."""
 
-    agent: WebSocketAgent
+    agent: Any
+    """The call's :class:`~pytest_tau2.bot.client.WebSocketAgent` (not imported: it imports this module)."""
     pace: float
     ends_turns: bool = False
     """The bot's ``ready.audio.ends_turns``: it ends every turn itself (no silence rule)."""
@@ -171,10 +171,8 @@ class AudioCall:
                     InfrastructureError,
                 ) from None
             except ConnectionClosed as exc:
-                from pytest_tau2.bot.client import _close_text
-
                 raise InfrastructureError(
-                    f"the bot at {agent.shown_url} closed the connection ({_close_text(exc)}) while the "
+                    f"the bot at {agent.shown_url} closed the connection ({close_text(exc)}) while the "
                     f"runner waited for {waiting_for}"
                 ) from None
             try:

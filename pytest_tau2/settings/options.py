@@ -405,39 +405,15 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "audio_pace",
-        "With --tau2-speech-complexity and a bot that speaks audio (--tau2-agent-url): how fast the user's "
-        "speech is streamed to the bot, as a multiple of real time (1: real time, the default; 4: four times "
-        "faster; 0: as fast as the socket takes it). Silence while waiting for the agent is always real time.",
+        "Audio bots (--tau2-agent-url): the user's speech streamed at this multiple of real time (0: unpaced).",
         1.0,
         "float",
         section="participants",
     ),
-    Option(
-        "tts_model",
-        "With --tau2-speech-complexity: synthesize speech with this litellm speech model (e.g. openai/tts-1) "
-        "instead of the offline espeak-ng (docs/voice.md).",
-        None,
-        section="models",
-    ),
-    Option(
-        "tts_args",
-        "JSON object of litellm arguments for --tau2-tts-model (api_base, voice, ...).",
-        None,
-        section="models",
-    ),
-    Option(
-        "asr_model",
-        "With --tau2-speech-complexity: recognize speech with this litellm transcription model (e.g. "
-        "openai/whisper-1) instead of the offline pocketsphinx (docs/voice.md).",
-        None,
-        section="models",
-    ),
-    Option(
-        "asr_args",
-        "JSON object of litellm arguments for --tau2-asr-model (api_base, language, ...).",
-        None,
-        section="models",
-    ),
+    Option("tts_model", "Speak with this litellm speech model, not espeak-ng (docs/voice.md).", None, section="models"),
+    Option("tts_args", "JSON object of litellm arguments for --tau2-tts-model.", None, section="models"),
+    Option("asr_model", "Recognize with this litellm transcription model, not pocketsphinx.", None, section="models"),
+    Option("asr_args", "JSON object of litellm arguments for --tau2-asr-model.", None, section="models"),
     Option(
         "verdict",
         "What decides a tau2 item: six-signal (the scenario's success signals, default) or tau2-reward "

@@ -185,23 +185,16 @@ class LiteLLMTranscriber:
         return text.strip()
 
 
-def engines_for(settings: Any) -> tuple[TextToSpeech, SpeechRecognizer]:
-    """The run's engines: the offline pair, each replaced by a cloud model when one is named
-    (``--tau2-tts-model``, ``--tau2-asr-model``, with their ``-args``)."""
-    from pytest_tau2.errors import SettingsError
-    from pytest_tau2.settings.roles import model_role
-
+def engines_for(
+    tts_model: tuple[str, dict[str, Any]] | None, asr_model: tuple[str, dict[str, Any]] | None, timeout: float = 120.0
+) -> tuple[TextToSpeech, SpeechRecognizer]:
+    """The engines of a call: the offline pair, each replaced by a cloud model when one is named
+    (``(model, litellm arguments)`` of ``--tau2-tts-model`` / ``--tau2-asr-model``)."""
     tts: TextToSpeech
     asr: SpeechRecognizer
     tts, asr = offline_engines()
-    timeout = float(getattr(settings, "llm_timeout", 120.0))
-    try:
-        speech = model_role("tts", settings.tts_model, settings.tts_args, {})
-        heard = model_role("asr", settings.asr_model, settings.asr_args, {})
-    except ValueError as exc:
-        raise SettingsError(str(exc)) from None
-    if speech is not None:
-        tts = LiteLLMSpeech(speech.model, speech.args, timeout)
-    if heard is not None:
-        asr = LiteLLMTranscriber(heard.model, heard.args, timeout)
+    if tts_model is not None:
+        tts = LiteLLMSpeech(tts_model[0], tts_model[1], timeout)
+    if asr_model is not None:
+        asr = LiteLLMTranscriber(asr_model[0], asr_model[1], timeout)
     return tts, asr

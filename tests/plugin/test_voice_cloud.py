@@ -10,6 +10,7 @@ import wave
 import pytest
 
 from pytest_tau2.errors import InfrastructureError, SettingsError
+from pytest_tau2.run.checks import check_options, speech_models
 from pytest_tau2.settings import Settings
 from pytest_tau2.speech.engines import LiteLLMSpeech, LiteLLMTranscriber, engines_for
 from pytest_tau2.speech.line import PhoneLine
@@ -28,7 +29,7 @@ def test_cloud_engines_carry_an_utterance_over_the_line() -> None:
     with FakeOpenAIServer() as server:
         settings = Settings(tts_model="openai/tts-1", tts_args=_args(server), asr_model="openai/whisper-1",
                             asr_args=_args(server))  # fmt: skip
-        tts, asr = engines_for(settings)
+        tts, asr = engines_for(*speech_models(settings))
         assert isinstance(tts, LiteLLMSpeech) and isinstance(asr, LiteLLMTranscriber)
         line = PhoneLine(default_preset("control"), 7, tts, asr)
         import asyncio
@@ -46,10 +47,12 @@ def test_cloud_engines_carry_an_utterance_over_the_line() -> None:
 
 
 def test_offline_engines_stay_the_default_and_bad_arguments_are_refused() -> None:
-    tts, asr = engines_for(Settings())
+    tts, asr = engines_for(*speech_models(Settings()))
     assert (tts.name, asr.name) == ("espeak-ng", "pocketsphinx")
     with pytest.raises(SettingsError, match="--tau2-tts-args"):
-        engines_for(Settings(tts_model="openai/tts-1", tts_args="[1]"))
+        check_options(Settings(tts_model="openai/tts-1", tts_args="[1]"))
+    with pytest.raises(SettingsError, match="--tau2-asr-args"):
+        check_options(Settings(asr_args='{"api_base": "http://x"}'))  # arguments without a model
 
 
 def test_a_failing_cloud_call_is_one_line() -> None:
