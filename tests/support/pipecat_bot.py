@@ -111,9 +111,10 @@ class OracleAgent(FrameProcessor):
                 if out["type"] == "tool_call":
                     await self.push_frame(OutputTransportMessageUrgentFrame(message=out))
                     continue
-                if words:  # the end of the turn: its words spoken
+                # the end of the turn: its words spoken, then an exit queued behind their audio
+                if words:
                     await self.push_frame(TextFrame(text=" ".join(words)))
-                if out["type"] == "exit":  # queued behind the goodbye's audio
+                if out["type"] == "exit":
                     await self.push_frame(OutputTransportMessageFrame(message=out))
         else:
             await self.push_frame(frame, direction)
