@@ -71,3 +71,58 @@ def test_broken_audio_from_the_bot_is_the_scenarios_error(registry: Any, bot_set
     assert outcome.conversation.stop_reason == "error" and isinstance(outcome.conversation.error, ProtocolError)
     assert "media event from the bot: payload is not base64" in str(outcome.conversation.error)
     assert seen[:2] == ["connected", "start"] and "media" in seen and seen[-1] == "mark"
+
+
+class _StubTTS:
+    name = "stub"
+
+    def synthesize(self, text: str, voice: str) -> tuple[bytes, int]:
+        return b"\x10\x20" * 8000, 16000  # half a second at 16 kHz
+
+
+class _StubASR:
+    name, rate = "stub", 16000
+
+    def __init__(self) -> None:
+        self.heard: list[int] = []
+
+    def transcribe(self, pcm16: bytes) -> str:
+        self.heard.append(len(pcm16))
+        return "what drinks do you have"
+
+
+def test_the_voice_bot_with_a_model_behind_it(registry: Any, bot_settings: Settings) -> None:
+    """ASR -> an LLM agent (the loopback server) -> TTS: its tool call reported, its words spoken, then said."""
+    from pytest_tau2.bot import audio_wire
+    from pytest_tau2.bot.agents import litellm_factory
+    from pytest_tau2.bot.client import initialization_frame
+    from pytest_tau2.bot.session import BotSession
+    from tests.support.fake_openai import FakeOpenAIServer, sequence, text, tool_calls
+
+    scenario = scenario_or_skip(registry, SCENARIO, bot_settings)
+    asr = _StubASR()
+    with FakeOpenAIServer() as server:
+        server.add_handler("agent", sequence(tool_calls([("GetMenuTool", {})]), text("We have cola and lemonade.")))
+        factory = litellm_factory("openai/agent", json.dumps({"api_base": server.base_url, "api_key": "sk-x"}))
+        session = BotSession(BotConfig(bot_settings, factory, voice=VoiceEngines(_StubTTS(), asr)), registry)
+
+        async def call() -> list[dict[str, Any]]:
+            out: list[dict[str, Any]] = []
+            frames = [{"type": "hello", "protocol_version": 1, "scenario": SCENARIO}, initialization_frame(scenario)]
+            frames += [audio_wire.connected(), audio_wire.start("MZ9", "CA9", {})]
+            frames += [audio_wire.media("MZ9", audio_wire.silence())]  # leading silence: not speech
+            frames += [audio_wire.media("MZ9", b"\x20" * 160, sequence=4, chunk=2) for _ in range(10)]
+            frames += [audio_wire.mark("MZ9", audio_wire.USER_TURN_END, 15)]
+            for frame in frames:
+                out += [answer async for answer in session.handle(frame)]
+            return out
+
+        out = asyncio.run(call())
+    kinds = [audio_wire.kind(frame) for frame in out]
+    assert kinds[:3] == ["ready", "initialized", "tool_call"] and kinds[-1] == "agent_message", kinds
+    assert out[2]["name"] == "GetMenuTool" and out[-1]["text"] == "We have cola and lemonade."
+    media = [frame for frame, kind in zip(out, kinds, strict=True) if kind == "media"]
+    assert len(media) == 5 and all(frame["streamSid"] == "MZ9" for frame in media)  # 0.5 s in 100 ms events
+    assert asr.heard == [10 * 160 * 2 * 2]  # the ten frames of speech, at 16 kHz, 16-bit
+    user_turn = server.requests_for("agent")[0]["messages"][-1]
+    assert user_turn == {"role": "user", "content": "what drinks do you have"}
