@@ -20,6 +20,7 @@ loop's phone line is wrapped in a :class:`BotLine`:
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import time
 from dataclasses import dataclass, field
@@ -90,11 +91,11 @@ class AudioCall:
         if self.phone is None or not self.pending:
             raise InfrastructureError("the bot's audio turn has no user speech to stream")
         utterances, self.pending = self.pending, []
-        rate = self.phone.asr.rate
         from pytest_tau2.speech import audio
+        from pytest_tau2.speech.line import RATE  # the line's signals (and what its recognizer takes)
 
         signal = np.concatenate([u.signal for u in utterances]) if utterances else np.zeros(0, np.float32)
-        narrow = audio.resample(signal.astype(np.float32), rate, audio_wire.SAMPLE_RATE)
+        narrow = audio.resample(signal.astype(np.float32), RATE, audio_wire.SAMPLE_RATE)
         chunks = audio_wire.frames(audio_wire.ulaw_encode(np.frombuffer(audio.to_pcm16(narrow), "<i2")))
         sender = asyncio.create_task(self._stream(chunks, utterances))
         try:
@@ -106,7 +107,7 @@ class AudioCall:
         if first is not None:
             started = time.perf_counter()
             pcm = audio_wire.ulaw_decode(bytes(ulaw)).tobytes()
-            agent_signal = audio.resample(audio.from_pcm16(pcm), audio_wire.SAMPLE_RATE, rate)
+            agent_signal = audio.resample(audio.from_pcm16(pcm), audio_wire.SAMPLE_RATE, RATE)
             heard = await asyncio.to_thread(self.phone.asr.transcribe, audio.to_pcm16(agent_signal))
             self.received = Heard(agent_signal, first, heard, time.perf_counter() - started)
         if end is None or (end["type"] == "agent_message" and not end["text"].strip()):
@@ -134,7 +135,7 @@ class AudioCall:
             self._sequence += 1
             await self._send(audio_wire.mark(self.stream_sid, audio_wire.USER_TURN_END, self._sequence))
             began = time.monotonic()
-            for index in range(1 << 30):  # a phone line keeps carrying the room's silence
+            for index in itertools.count():  # a phone line keeps carrying the room's silence
                 await self._media(audio_wire.silence())
                 await asyncio.sleep(max(0.0, began + (index + 1) * step - time.monotonic()))
         except ConnectionClosed:
