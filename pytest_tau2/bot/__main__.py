@@ -139,7 +139,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m pytest_tau2.b
         eval_data_root=str(Path(args.data_root).resolve()),
         allow_unpinned_data=args.allow_unpinned_data,
     )
-    voice = VoiceEngines.offline() if args.voice else None
+    voice = None
+    if args.voice:
+        problem = VoiceEngines.missing()
+        if problem:
+            parser.error(f"--voice: {problem}")
+        voice = VoiceEngines.offline()
     config = BotConfig(settings, factory, max_steps_per_turn=args.max_steps_per_turn, voice=voice)
     server = BotServer(
         config,

@@ -33,6 +33,18 @@ class VoiceEngines:
     asr: Any
     voice: str = AGENT_VOICE
 
+    @staticmethod
+    def missing() -> str | None:
+        """What the offline pair lacks here, as the install line (None: both are there)."""
+        import importlib.util
+        import shutil
+
+        if shutil.which("espeak-ng") is None:
+            return "install espeak-ng (apt-get install espeak-ng)"
+        if importlib.util.find_spec("pocketsphinx") is None:
+            return "install pocketsphinx (pip install 'pytest-tau2[voice]')"
+        return None
+
     @classmethod
     def offline(cls) -> VoiceEngines:
         from pytest_tau2.speech.engines import offline_engines
