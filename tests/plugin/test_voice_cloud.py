@@ -22,7 +22,7 @@ NAME = "restaurant__menu_question"
 
 
 def _args(server: FakeOpenAIServer) -> str:
-    return json.dumps({"api_base": server.base_url, "api_key": "sk-loopback"})
+    return json.dumps({"api_base": server.base_url, "api_key": "sk-loopback", "max_retries": 0})
 
 
 def test_cloud_engines_carry_an_utterance_over_the_line() -> None:
