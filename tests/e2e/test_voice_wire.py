@@ -10,8 +10,10 @@ import shutil
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pytest
 
+from pytest_tau2.bot import audio_wire
 from pytest_tau2.bot.client import WebSocketAgent
 from pytest_tau2.bot.server import BotServer, ServerThread
 from pytest_tau2.bot.session import BotConfig
@@ -45,7 +47,9 @@ def test_audio_is_negotiated(registry: Any, bot_settings: Settings, reference_bo
 
 
 @pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng not installed")
-def test_broken_audio_from_the_bot_is_the_scenarios_error(registry: Any, bot_settings: Settings, fake_bot: Any) -> None:
+def test_a_mark_ends_the_agents_turn_and_broken_audio_is_the_scenarios_error(
+    registry: Any, bot_settings: Settings, fake_bot: Any
+) -> None:
     pytest.importorskip("pocketsphinx")
     seen: list[str] = []
 
@@ -59,7 +63,12 @@ def test_broken_audio_from_the_bot_is_the_scenarios_error(registry: Any, bot_set
         while True:
             event = json.loads(await ws.recv())
             seen.append(event.get("event") or event.get("type"))
-            if event.get("event") == "mark":
+            if event.get("event") == "mark" and seen.count("mark") == 1:  # first turn: 0.4 s of tone, a mark
+                tone = (3000 * np.sin(np.arange(3200) * 2 * np.pi * 440 / 8000)).astype(np.int16)
+                for chunk in audio_wire.frames(audio_wire.ulaw_encode(tone), 800):
+                    await ws.send(json.dumps(audio_wire.media("MZ", chunk)))
+                await ws.send(json.dumps(audio_wire.mark("MZ", "reply_done")))
+            elif event.get("event") == "mark":  # second turn: broken audio
                 await ws.send(json.dumps({"event": "media", "streamSid": "MZ", "media": {"payload": "not audio!"}}))
                 await asyncio.sleep(5)
                 return
@@ -71,6 +80,11 @@ def test_broken_audio_from_the_bot_is_the_scenarios_error(registry: Any, bot_set
     assert outcome.conversation.stop_reason == "error" and isinstance(outcome.conversation.error, ProtocolError)
     assert "media event from the bot: payload is not base64" in str(outcome.conversation.error)
     assert seen[:2] == ["connected", "start"] and "media" in seen and seen[-1] == "mark"
+    # the first turn ended on the bot's mark: its audio is the agent's utterance, recognized by the runner
+    agent = [u for u in outcome.extra["voice"].utterances if u.side == "agent"]
+    assert len(agent) == 1 and len(agent[0].signal) == 6400 and agent[0].tts_s == 0.0  # 0.4 s at 16 kHz
+    said = [m for m in outcome.conversation.transcript if m["role"] == "assistant"]
+    assert said and said[-1]["content"] == said[-1]["heard"]  # no agent_message: its words are what was heard
 
 
 class _StubTTS:
@@ -93,7 +107,6 @@ class _StubASR:
 
 def test_the_voice_bot_with_a_model_behind_it(registry: Any, bot_settings: Settings) -> None:
     """ASR -> an LLM agent (the loopback server) -> TTS: its tool call reported, its words spoken, then said."""
-    from pytest_tau2.bot import audio_wire
     from pytest_tau2.bot.agents import litellm_factory
     from pytest_tau2.bot.client import initialization_frame
     from pytest_tau2.bot.session import BotSession
