@@ -1,6 +1,6 @@
 """Audio negotiated in the handshake: a text bot stays a text bot under a speech preset, a bot whose
-``ready`` says ``audio`` gets Twilio's ``connected`` and ``start``; a bot's broken audio is the
-scenario's error, naming it."""
+``ready`` says ``audio`` gets Twilio's ``connected`` and ``start``; a bot's mark ends its turn; its
+broken audio is the scenario's error, naming it; the reference voice bot with a model behind it."""
 
 from __future__ import annotations
 
