@@ -3,6 +3,7 @@
 Examples::
 
     python -m pytest_tau2.bot --oracle                       # gold replay, ws://127.0.0.1:8765
+    python -m pytest_tau2.bot --oracle --voice               # the same over audio (docs/voice.md)
     python -m pytest_tau2.bot --port 9000 --model openai/gpt-4.1 --model-args '{"temperature": 0}'
 
 Scenarios come from the registry: ``scenarios`` (the package of the current directory, when
@@ -31,6 +32,7 @@ from pytest_tau2.bot.server import (
     BotServer,
 )
 from pytest_tau2.bot.session import BotConfig
+from pytest_tau2.bot.voice import VoiceEngines
 from pytest_tau2.settings import Settings
 
 log = logging.getLogger("pytest_tau2.bot")
@@ -44,6 +46,12 @@ def build_parser(prog: str = "python -m pytest_tau2.bot") -> argparse.ArgumentPa
     agent.add_argument("--oracle", action="store_true", help="serve the oracle agent (the default)")
     agent.add_argument("--model", help="serve a litellm agent with this model, e.g. openai/gpt-4.1")
     parser.add_argument("--model-args", help="JSON object of litellm arguments for --model")
+    parser.add_argument(
+        "--voice",
+        action="store_true",
+        help="speak audio: recognize the caller (pocketsphinx), answer, synthesize the reply (espeak-ng); "
+        "Twilio Media Streams events on the same connection (docs/voice.md)",
+    )
     parser.add_argument("--oracle-min-turns", type=int, default=3, help="replies the oracle gives before it exits")
     parser.add_argument(
         "--data-root", default="data", help="folder db_path values of in-repo domains resolve against (default: ./data)"
@@ -131,7 +139,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m pytest_tau2.b
         eval_data_root=str(Path(args.data_root).resolve()),
         allow_unpinned_data=args.allow_unpinned_data,
     )
-    config = BotConfig(settings, factory, max_steps_per_turn=args.max_steps_per_turn)
+    voice = None
+    if args.voice:
+        problem = VoiceEngines.missing()
+        if problem:
+            parser.error(f"--voice: {problem}")
+        voice = VoiceEngines.offline()
+    config = BotConfig(settings, factory, max_steps_per_turn=args.max_steps_per_turn, voice=voice)
     server = BotServer(
         config,
         args.host,

@@ -19,8 +19,9 @@ import socket
 from collections import deque
 from typing import Any
 
-from pytest_tau2.bot.protocol import PROTOCOL_VERSION, decode, encode, error_frame, excerpt
+from pytest_tau2.bot.protocol import PROTOCOL_VERSION, close_text, decode, encode, error_frame, excerpt
 from pytest_tau2.bot.remote import RemoteAgentSide
+from pytest_tau2.bot.voice_client import AudioCall
 from pytest_tau2.conversation.protocol import Reply, ToolCall
 from pytest_tau2.environment.env import ToolResult
 from pytest_tau2.environment.jsontypes import JSONObject
@@ -89,6 +90,10 @@ class WebSocketAgent:
         self._users_sent = 0
         self._buffered_text: str | None = None
         self._results: deque[tuple[str, ToolResult]] = deque()
+        self.speech = bool(settings.speech_complexity)
+        self.audio_pace = settings.audio_pace
+        self.audio: AudioCall | None = None
+        """The call's audio, when the bot speaks audio and the scenario is a phone call (voice_client.py)."""
 
     # ---- session ---------------------------------------------------------------------------------
 
@@ -121,6 +126,9 @@ class WebSocketAgent:
             )
         await self._send(initialization_frame(scenario))
         self.initialized = await self._receive("initialized", "the answer to apply_initialization")
+        if self.speech and self.ready.get("audio"):
+            self.audio = AudioCall(self, self.audio_pace, bool(self.ready["audio"].get("ends_turns")))
+            await self.audio.open()
         return self.initialized
 
     async def respond(self, messages: list[JSONObject], tools: list[JSONObject]) -> Reply:
@@ -136,6 +144,15 @@ class WebSocketAgent:
         utterances = [m for m in messages if m.get("role") == "user"][self._users_sent :]
         if not utterances:
             raise InfrastructureError("the agent was asked to act with no new user utterance to send to the bot")
+        if self.audio is not None:
+            if self.pending_user_tool_calls:
+                raise InfrastructureError(
+                    "the user's tool calls (dual-side domains) are not carried in an audio call yet (docs/voice.md)"
+                )
+            self._users_sent += len(utterances)
+            heard_calls, end = await self.audio.turn()
+            self.tool_calls.extend(heard_calls)
+            return self._reply(heard_calls, end)
         for message in utterances:
             frame: dict[str, Any] = {"type": "user_message", "text": str(message.get("content") or "")}
             if self.pending_user_tool_calls:
@@ -213,6 +230,12 @@ class WebSocketAgent:
     async def aclose(self) -> None:
         """Close the connection (normal closure); safe to call twice."""
         self._closed = True
+        if self.audio is not None and self._ws is not None:
+            try:
+                await asyncio.wait_for(self.audio.close(), 2.0)
+            except Exception:  # the bot may be gone: the stop event is a courtesy
+                pass
+            self.audio = None
         ws, self._ws = self._ws, None
         if ws is not None:
             try:
@@ -260,7 +283,7 @@ class WebSocketAgent:
             await self._ws.send(text)
         except ConnectionClosed as exc:
             raise InfrastructureError(
-                f"the bot at {self.shown_url} closed the connection ({_close_text(exc)}) before the "
+                f"the bot at {self.shown_url} closed the connection ({close_text(exc)}) before the "
                 f"runner could send: {self._last_sent}"
             ) from None
 
@@ -286,7 +309,7 @@ class WebSocketAgent:
                     f"{self._last_sent}"
                 ) from None
             raise InfrastructureError(
-                f"the bot at {self.shown_url} closed the connection ({_close_text(exc)}) while the "
+                f"the bot at {self.shown_url} closed the connection ({close_text(exc)}) while the "
                 f"runner waited for {waiting_for}; last frame sent: {self._last_sent}"
             ) from None
         try:
@@ -333,13 +356,6 @@ def initialization_frame(scenario: Scenario) -> dict[str, Any]:
         "initialization_actions": list(scenario.initialization_actions or []),
         "greeting": scenario.agent_greeting,
     }
-
-
-def _close_text(exc: Exception) -> str:
-    rcvd = getattr(exc, "rcvd", None)
-    if rcvd is None:
-        return "no close frame"
-    return f"code {rcvd.code}" + (f", reason {rcvd.reason!r}" if rcvd.reason else "")
 
 
 def _too_large(exc: Exception) -> str | None:

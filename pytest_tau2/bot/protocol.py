@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import jsonschema
 
+from pytest_tau2.bot.audio_wire import check_event, is_event
 from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 from pytest_tau2.errors import ProtocolError
 
@@ -82,7 +83,8 @@ def check_frame(frame: Any, sender: Sender, raw: str | bytes | None = None) -> d
 
 
 def decode(raw: str | bytes, sender: Sender) -> dict[str, Any]:
-    """Parse and validate one received message. Binary messages are refused."""
+    """Parse and validate one received message (a frame, or an audio event: ``event`` instead of
+    ``type``). Binary messages are refused."""
     if isinstance(raw, bytes):
         raise ProtocolError(f"binary message from the {sender}; frames are JSON text messages: {excerpt(raw)}")
     try:
@@ -93,6 +95,8 @@ def decode(raw: str | bytes, sender: Sender) -> dict[str, Any]:
         ) from None
     except RecursionError:  # json.loads recurses once per level of nesting
         raise ProtocolError(f"frame from the {sender} is nested too deeply to read: {excerpt(raw)}") from None
+    if is_event(frame):  # a Media Streams event (audio_wire.py): checked by its own rules
+        return check_event(frame, sender, excerpt(raw))
     try:
         return check_frame(frame, sender, raw)
     except RecursionError:  # a frame deep enough to pass the parser still breaks the schema check
@@ -102,6 +106,8 @@ def decode(raw: str | bytes, sender: Sender) -> dict[str, Any]:
 def encode(frame: dict[str, Any], sender: Sender) -> str:
     """Validate and serialize one frame to send (``default=str`` turns dates into ISO text)."""
     text = json.dumps(frame, default=str)
+    if is_event(frame):
+        return text  # built by audio_wire.py's helpers
     # Validate what goes on the wire (dates already text), not the Python objects.
     check_frame(json.loads(text), sender, text)
     return text
@@ -124,3 +130,11 @@ def wire_arguments(arguments: Mapping[str, JSONValue] | str | None) -> JSONObjec
     except json.JSONDecodeError:
         return text
     return parsed if isinstance(parsed, dict) else text
+
+
+def close_text(exc: Exception) -> str:
+    """How a WebSocket connection was closed, for messages: its close code and reason."""
+    rcvd = getattr(exc, "rcvd", None)
+    if rcvd is None:
+        return "no close frame"
+    return f"code {rcvd.code}" + (f", reason {rcvd.reason!r}" if rcvd.reason else "")

@@ -144,7 +144,15 @@ class RemoteAgentSide:
             mirror = envs["agent"]
         self._bot_env = BotEnvironment(self.agent, envs["agent"].schemas(), plan_follower(user), mirror=mirror)
         await self.agent.start()
-        return Seat(_KeepOpen(self.agent), self._bot_env, self._user_env)
+        call = getattr(self.agent, "audio", None)  # the bot speaks audio in this call (voice_client.py)
+        line = None
+        if call is not None:
+            from pytest_tau2.bot.voice_client import BotLine
+
+            def line(phone: Any) -> BotLine:
+                return BotLine(phone, call)
+
+        return Seat(_KeepOpen(self.agent), self._bot_env, self._user_env, line=line)
 
     async def final_state(
         self,

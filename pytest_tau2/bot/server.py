@@ -33,6 +33,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
 from websockets.http11 import Request, Response
 
+from pytest_tau2.bot.audio_wire import kind
 from pytest_tau2.bot.protocol import decode, encode, error_frame, excerpt
 from pytest_tau2.bot.session import BotConfig, BotSession, SessionError
 from pytest_tau2.errors import ProtocolError
@@ -219,7 +220,7 @@ class BotServer:
                 return "error:session_limit"
             try:
                 frame = decode(raw, "runner")
-                received[frame["type"]] += 1
+                received[kind(frame)] += 1
                 if received["user_message"] > self.max_turns:
                     raise SessionError(
                         "session_limit",
@@ -241,7 +242,7 @@ class BotServer:
 
     async def _send(self, ws: ServerConnection, frame: dict[str, Any]) -> None:
         """Encode (a DB summary off the event loop: megabytes of JSON) and send within ``send_timeout``."""
-        heavy = frame.get("type") == "scenario_summary" and "db" in frame
+        heavy = frame.get("type") == "scenario_summary" and "db" in frame  # (audio events have no type)
         text = await asyncio.to_thread(encode, frame, "bot") if heavy else encode(frame, "bot")
         try:
             await asyncio.wait_for(ws.send(text), self.send_timeout)

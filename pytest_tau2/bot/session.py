@@ -15,7 +15,9 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_tau2.bot import audio_wire
 from pytest_tau2.bot.protocol import PROTOCOL_VERSION, excerpt, wire_arguments
+from pytest_tau2.bot.voice import BotVoice, VoiceEngines, spoken_turn
 from pytest_tau2.conversation.protocol import Participant, Reply, ToolCall
 from pytest_tau2.environment.db import canonical_json, db_hash
 from pytest_tau2.environment.env import Environment
@@ -54,6 +56,8 @@ class BotConfig:
     max_steps_per_turn: int = 30
     """Agent steps (LLM calls) per user message before the bot passes the turn with empty text."""
     server_name: str = "pytest-tau2-reference-bot"
+    voice: VoiceEngines | None = None
+    """Engines of a bot that speaks audio (``--voice``, voice.py); None: a text bot."""
 
 
 class BotSession:
@@ -73,6 +77,7 @@ class BotSession:
         self._view: list[dict[str, Any]] = []
         self._tools: list[dict[str, Any]] = []
         self._calls = itertools.count(1)
+        self.voice = BotVoice(config.voice) if config.voice is not None else None
 
     @property
     def scenario_name(self) -> str:
@@ -80,8 +85,13 @@ class BotSession:
 
     async def handle(self, frame: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         """The frames answering one received (already validated) frame, in order."""
-        kind = frame["type"]
-        if kind == "hello" and self.phase == "new":
+        kind = audio_wire.kind(frame)
+        if "event" in frame and self.voice is not None and self.phase in ("active", "ended"):
+            if self.voice.on_event(frame) and self.phase == "active":  # the user's utterance ended
+                text = await self.voice.recognize()
+                async for out in spoken_turn(self.voice, self._agent_turn(text)):
+                    yield out
+        elif kind == "hello" and self.phase == "new":
             yield self._hello(frame)
         elif kind == "apply_initialization" and self.phase == "ready":
             yield self._initialize(frame)
@@ -111,12 +121,15 @@ class BotSession:
             )
         self.scenario = self._scenario(frame["scenario"])
         self.phase = "ready"
-        return {
+        ready = {
             "type": "ready",
             "protocol_version": PROTOCOL_VERSION,
             "session_id": self.id,
             "server": self.config.server_name,
         }
+        if self.voice is not None:
+            ready["audio"] = {**audio_wire.AUDIO_OFFER, "ends_turns": True}
+        return ready
 
     def _scenario(self, name: str) -> Scenario:
         cls = self.scenarios.get(name)

@@ -18,6 +18,7 @@ runs in process.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -38,6 +39,9 @@ class Seat:
     agent_env: Environment
     user_env: Environment | None
     details: dict[str, Any] = field(default_factory=dict)
+    line: Callable[[Any], Any] | None = None
+    """Under ``--tau2-speech-complexity``: wraps the call's phone line when the agent carries its own
+    speech (a bot that speaks audio, pytest_tau2/bot/voice_client.py); None: the line carries text."""
 
 
 class AgentSide(Protocol):

@@ -110,7 +110,7 @@ async def run_scenario(
                 history=list(scenario.message_history or []),
                 spend=conversation_spend(usage) if usage is not None else None,
                 closing_turn=getattr(scenario, "upstream_view", None) is None,  # --tau2-prompts seed
-                line=line,
+                line=seat.line(line) if line is not None and seat.line is not None else line,
             ).run()
         gold = gold_replay(scenario, settings)
         expected = gold.hashes if gold is not None else None
@@ -224,13 +224,19 @@ def phone_line_for(scenario: Scenario, settings: Settings, seed: int) -> Any:
     if not settings.speech_complexity:
         return None
     from pytest_tau2.data.resolve import resolve_data_dir
-    from pytest_tau2.speech.line import phone_line
+    from pytest_tau2.run.checks import speech_models
+    from pytest_tau2.speech.engines import engines_for
+    from pytest_tau2.speech.line import PhoneLine, phone_line
     from pytest_tau2.speech.presets import task_preset
 
     domain = scenario.domain.removeprefix("tau2_")
     task_id = getattr(scenario, "tau2_id", None) or None
     preset = task_preset(resolve_data_dir(settings.data_dir), domain, task_id, settings.speech_complexity)
-    return phone_line(preset, seed)
+    tts_model, asr_model = speech_models(settings)  # None: the offline engine
+    if tts_model is None and asr_model is None:
+        return phone_line(preset, seed)
+    tts, asr = engines_for(tts_model, asr_model, settings.llm_timeout)
+    return PhoneLine(preset, seed, tts, asr)
 
 
 async def _close_quietly(participant: Any) -> None:

@@ -81,6 +81,11 @@ class Settings:
     seed: int = 300
     prompts: str = "upstream"
     speech_complexity: str | None = None
+    audio_pace: float = 1.0
+    tts_model: str | None = None
+    tts_args: str | None = None
+    asr_model: str | None = None
+    asr_args: str | None = None
     verdict: str = "six-signal"
     record_mode: str | None = None
     cassette_dir: str | None = None
@@ -157,7 +162,7 @@ class Settings:
 
     def secrets(self) -> list[str]:
         """The credentials this run was given: model arguments' keys and URL passwords (for redaction)."""
-        texts = [self.agent_args, self.user_args, self.judge_args, self.review_args]
+        texts = [self.agent_args, self.user_args, self.judge_args, self.review_args, self.tts_args, self.asr_args]
         texts += [value for name, value in self.sections.items() if name.endswith("_args") and isinstance(value, str)]
         found = [value for text in texts for value in secrets_in_json(text)]
         found += [value for _, value in secret_items({"agent_url": self.agent_url or "", "extra": self.extra})]

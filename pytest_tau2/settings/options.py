@@ -404,6 +404,17 @@ OPTIONS: tuple[Option, ...] = (
         ),
     ),
     Option(
+        "audio_pace",
+        "Audio bots (--tau2-agent-url): the user's speech streamed at this multiple of real time (0: unpaced).",
+        1.0,
+        "float",
+        section="participants",
+    ),
+    Option("tts_model", "Speak with this litellm speech model, not espeak-ng (docs/voice.md).", None, section="models"),
+    Option("tts_args", "JSON object of litellm arguments for --tau2-tts-model.", None, section="models"),
+    Option("asr_model", "Recognize with this litellm transcription model, not pocketsphinx.", None, section="models"),
+    Option("asr_args", "JSON object of litellm arguments for --tau2-asr-model.", None, section="models"),
+    Option(
         "verdict",
         "What decides a tau2 item: six-signal (the scenario's success signals, default) or tau2-reward "
         "(tau2-bench's own reward from the task's reward_basis).",

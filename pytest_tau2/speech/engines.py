@@ -107,3 +107,94 @@ def offline_engines() -> tuple[EspeakTTS, PocketsphinxASR]:
     if not _SHARED:
         _SHARED["tts"], _SHARED["asr"] = EspeakTTS(), PocketsphinxASR()
     return _SHARED["tts"], _SHARED["asr"]
+
+
+AGENT_VOICE = "en-us+f3"
+"""The agent's espeak-ng voice (speech/line.py): cloud speech gives that side its second voice."""
+CLOUD_VOICES = ("alloy", "nova")
+"""The cloud voices of the user and the agent unless ``--tau2-tts-args`` names one (``voice``)."""
+
+
+def _cloud_error(option: str, model: str, what: str, exc: Exception) -> InfrastructureError:
+    reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+    return InfrastructureError(f"{option} {model}: the {what} call failed: {type(exc).__name__}: {reason}")
+
+
+class LiteLLMSpeech:
+    """Text to speech through litellm's ``speech()`` (``--tau2-tts-model``): a WAV asked for and read."""
+
+    def __init__(self, model: str, args: dict[str, Any], timeout: float = 120.0) -> None:
+        self.model, self.args, self.timeout = model, dict(args), timeout
+        self.name = f"litellm:{model}"
+
+    def synthesize(self, text: str, voice: str) -> tuple[bytes, int]:
+        import io
+        import wave
+
+        import litellm
+
+        args = dict(self.args)
+        chosen = args.pop("voice", None) or CLOUD_VOICES[1 if voice == AGENT_VOICE else 0]
+        args.setdefault("timeout", self.timeout)
+        try:
+            response = litellm.speech(model=self.model, input=text, voice=chosen, response_format="wav", **args)
+            data = response.content
+        except Exception as exc:  # any provider failure: the scenario's infrastructure error
+            raise _cloud_error("--tau2-tts-model", self.model, "speech", exc) from None
+        try:
+            with wave.open(io.BytesIO(data), "rb") as reader:
+                if reader.getsampwidth() != 2:
+                    raise wave.Error(f"{8 * reader.getsampwidth()}-bit samples, not 16")
+                frames = reader.readframes(reader.getnframes())
+                if reader.getnchannels() > 1:  # keep the first channel
+                    width = 2 * reader.getnchannels()
+                    frames = b"".join(frames[i : i + 2] for i in range(0, len(frames), width))
+                return frames, reader.getframerate()
+        except (wave.Error, EOFError) as exc:
+            raise InfrastructureError(
+                f"--tau2-tts-model {self.model}: the speech reply is not a 16-bit WAV ({exc}; {len(data)} bytes)"
+            ) from None
+
+
+class LiteLLMTranscriber:
+    """Speech recognition through litellm's ``transcription()`` (``--tau2-asr-model``), sent as a WAV."""
+
+    rate = 16000
+
+    def __init__(self, model: str, args: dict[str, Any], timeout: float = 120.0) -> None:
+        self.model, self.args, self.timeout = model, dict(args), timeout
+        self.name = f"litellm:{model}"
+
+    def transcribe(self, pcm16: bytes) -> str:
+        import litellm
+
+        from pytest_tau2.speech.audio import from_pcm16, wav_bytes
+
+        if not pcm16:
+            return ""
+        wav = wav_bytes([from_pcm16(pcm16)], self.rate)
+        args = dict(self.args)
+        args.setdefault("timeout", self.timeout)
+        try:
+            response = litellm.transcription(model=self.model, file=("speech.wav", wav), **args)
+        except Exception as exc:
+            raise _cloud_error("--tau2-asr-model", self.model, "transcription", exc) from None
+        text = getattr(response, "text", None)
+        if not isinstance(text, str):
+            raise InfrastructureError(f"--tau2-asr-model {self.model}: the transcription reply has no text")
+        return text.strip()
+
+
+def engines_for(
+    tts_model: tuple[str, dict[str, Any]] | None, asr_model: tuple[str, dict[str, Any]] | None, timeout: float = 120.0
+) -> tuple[TextToSpeech, SpeechRecognizer]:
+    """The engines of a call: the offline pair, each replaced by a cloud model when one is named
+    (``(model, litellm arguments)`` of ``--tau2-tts-model`` / ``--tau2-asr-model``)."""
+    tts: TextToSpeech
+    asr: SpeechRecognizer
+    tts, asr = offline_engines()
+    if tts_model is not None:
+        tts = LiteLLMSpeech(tts_model[0], tts_model[1], timeout)
+    if asr_model is not None:
+        asr = LiteLLMTranscriber(asr_model[0], asr_model[1], timeout)
+    return tts, asr

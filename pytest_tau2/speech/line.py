@@ -87,6 +87,11 @@ class PhoneLine:
         self.utterances.append(Utterance(side, text, heard, signal, ready, ready - start, self.clock() - ready))
         return heard
 
+    def record(self, side: str, spoken: str, heard: str, signal: audio.Signal, ready: float, asr_s: float) -> None:
+        """Add an utterance whose audio came from outside the line (a bot's speech over the
+        WebSocket, bot/voice_client.py): ``signal`` at :data:`RATE`, ``ready`` its first audio."""
+        self.utterances.append(Utterance(side, spoken, heard, signal, ready, 0.0, asr_s))
+
     def _aside(self, text: str, rng: np.random.Generator) -> str:
         """A phrase said to someone else in the room before ``text`` (``behavior`` presets)."""
         speech = self.preset.get("speech_effects_config") or {}

@@ -13,7 +13,8 @@ ids that repeat or are missing (:func:`tool_calls` with ``ids=``), a judge that 
 project's format or badly (:func:`judge_reply`, :func:`judge_answer`), and usage blocks of every
 shape (``usage=``: missing, null, negative, non-numeric counts; :data:`NO_USAGE`).
 
-``POST /v1/chat/completions`` (non-streaming) is served as scripted, and ``POST
+``POST /v1/chat/completions`` (non-streaming) is served as scripted, ``POST /v1/audio/speech``
+and ``/v1/audio/transcriptions`` as tests/support/fake_audio.py says, and ``POST
 /v1/embeddings`` with deterministic vectors (:func:`bag_of_words`: a hashed bag of words, so
 texts that share words are near and a retrieval order is meaningful).  Every response
 goes out in a single ``sendall`` on a ``TCP_NODELAY`` socket: the stock
@@ -39,6 +40,8 @@ from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.support import fake_audio
 
 __all__ = [
     "EMBEDDING_DIMENSIONS",
@@ -327,6 +330,7 @@ class _State:
     call_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     limiter: _RateLimiter | None = None
     refused: int = 0
+    audio: fake_audio.FakeAudio = field(default_factory=fake_audio.FakeAudio)
 
     def next_call_id(self) -> str:
         with self.lock:
@@ -409,6 +413,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         path = self.path.rstrip("/")
+        if path.endswith(("/audio/speech", "/audio/transcriptions")):  # tests/support/fake_audio.py
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            fake_audio.send(self, *self.server.state.audio.answer(path, body))
+            return
         if path not in ("/v1/chat/completions", "/chat/completions", "/v1/embeddings", "/embeddings"):
             self._send_json(404, _error_body(404, f"fake_openai: no route for POST {self.path}"))
             return
@@ -622,6 +630,11 @@ class FakeOpenAIServer:
         if self._server is None:
             raise RuntimeError("FakeOpenAIServer is not started")
         return int(self._server.server_address[1])
+
+    @property
+    def audio(self) -> fake_audio.FakeAudio:
+        """The audio endpoints' state (tests/support/fake_audio.py)."""
+        return self._state.audio
 
     @property
     def base_url(self) -> str:
