@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import sys
+import time
 import weakref
 import zlib
 from collections.abc import Sequence
@@ -37,6 +38,10 @@ __all__ = ["ConnectionFailed", "Pool", "Reply", "pool"]
 USER_AGENT = f"pytest-tau2 Python/{sys.version_info[0]}.{sys.version_info[1]}"
 HEAD_LIMIT = 1 << 16
 """The longest reply head (status line and headers) read, as aiohttp's default line limits."""
+KEEP_IDLE_S = 15.0
+"""A kept-alive connection idle longer than this is closed, not reused (aiohttp's default): a
+middlebox may have dropped it without telling either side, and a request sent on it would wait
+for its timeout."""
 
 
 class ConnectionFailed(Exception):
@@ -81,6 +86,7 @@ def _tls() -> ssl.SSLContext:
 
 Key = tuple[str, str, int]
 Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+Idle = tuple[asyncio.StreamReader, asyncio.StreamWriter, float]
 
 
 class Pool:
@@ -88,7 +94,7 @@ class Pool:
     (``--tau2-concurrency`` and the rate limiter are the caps)."""
 
     def __init__(self) -> None:
-        self._idle: dict[Key, list[Connection]] = {}
+        self._idle: dict[Key, list[Idle]] = {}
         self._open: set[asyncio.StreamWriter] = set()
 
     async def post(self, url: str, headers: Sequence[tuple[str, str]], body: bytes) -> Reply:
@@ -127,7 +133,7 @@ class Pool:
                 raise ConnectionFailed(_failure(exc)) from exc
             raise
         if reusable:
-            self._idle.setdefault(key, []).append((reader, writer))
+            self._idle.setdefault(key, []).append((reader, writer, time.monotonic()))
         else:
             self._discard(writer)
         return reply
@@ -135,10 +141,10 @@ class Pool:
     async def _connection(self, key: Key) -> Connection:
         idle = self._idle.get(key)
         while idle:
-            reader, writer = idle.pop()
-            if not writer.is_closing() and not reader.at_eof():
+            reader, writer, since = idle.pop()
+            if not writer.is_closing() and not reader.at_eof() and time.monotonic() - since <= KEEP_IDLE_S:
                 return reader, writer
-            self._discard(writer)  # the server closed it while it was idle
+            self._discard(writer)  # the server closed it while it was idle, or it idled too long
         scheme, host, port = key
         try:
             if scheme == "https":

@@ -124,6 +124,18 @@ def test_kept_alive_connections_are_reused_and_closed_ones_are_not() -> None:
     assert len(connections) == 2  # the third reply said close: the fourth call opened a new one
 
 
+def test_a_connection_idle_past_the_limit_is_not_reused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(http1, "KEEP_IDLE_S", -1.0)  # every idle connection is too old
+    connections: list[int] = []
+    serve = _replies(_ok(b"{}"), _ok(b"{}"), connections=connections)
+
+    async def two(url: str) -> object:
+        return [(await http1.pool().post(url, [], b"{}")).status for _ in range(2)]
+
+    assert _run(serve, two) == [200, 200]
+    assert len(connections) == 2
+
+
 def test_a_reply_in_another_charset_is_decoded_by_it() -> None:
     body = '{"text": "Grüße"}'.encode("latin-1")
     raw = _ok(body).replace(b"application/json", b"application/json; charset=ISO-8859-1")
