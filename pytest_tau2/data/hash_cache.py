@@ -47,17 +47,25 @@ class FileHashes:
             if isinstance(loaded, dict):
                 self.entries = loaded
 
-    def sha256(self, path: Path, compute: Callable[[Path], str]) -> str:
-        """``compute(path)``, or the hash remembered for this very file."""
-        key = os.path.realpath(path)
-        try:
-            identity = _identity(os.stat(key))
-        except OSError:
-            return compute(path)  # let the hashing report what is wrong with the file
+    def sha256(
+        self, path: Path | str, compute: Callable[[Path], str], *, real: tuple[str, os.stat_result] | None = None
+    ) -> str:
+        """``compute(path)``, or the hash remembered for this very file. ``real``: the caller's
+        ``(os.path.realpath(path), os.stat(...))`` when it has them (one system call per file
+        instead of one per path component)."""
+        if real is not None:
+            key, stat = real
+        else:
+            key = os.path.realpath(path)
+            try:
+                stat = os.stat(key)
+            except OSError:
+                return compute(Path(path))  # let the hashing report what is wrong with the file
+        identity = _identity(stat)
         entry = self.entries.get(key)
         if isinstance(entry, dict) and entry.get("identity") == identity and isinstance(entry.get("sha256"), str):
             return str(entry["sha256"])
-        sha = compute(path)
+        sha = compute(Path(path))
         try:
             after = os.stat(key)
         except OSError:

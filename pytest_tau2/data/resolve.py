@@ -11,6 +11,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISLNK, S_ISREG
 
 import platformdirs
 
@@ -129,6 +130,38 @@ def data_path(root: Path, relative: str | os.PathLike[str]) -> Path:
     return candidate
 
 
+def _real_file(root: Path, relative: str, real_dirs: dict[str, str]) -> tuple[str, os.stat_result | None]:
+    """``data_path(root, relative)`` as a string and its ``os.stat`` (None: nothing there), for
+    ``root`` already resolved: each folder's real path is found once (``real_dirs``), then one
+    ``lstat`` per file; a symbolic link is resolved in full. 817 files of banking_knowledge
+    cost ~0.1 s with one ``realpath`` each (an ``lstat`` per path component), every process."""
+    folder, name = os.path.split(relative)
+    if os.path.isabs(relative) or name in ("", ".", "..") or os.altsep is not None:
+        path = data_path(root, relative)  # the general case and its errors
+        try:
+            return str(path), os.stat(path)
+        except OSError:
+            return str(path), None
+    real_dir = real_dirs.get(folder)
+    if real_dir is None:
+        real_dir = real_dirs[folder] = os.path.realpath(os.path.join(root, folder))
+    candidate = os.path.join(real_dir, name)
+    try:
+        stat = os.lstat(candidate)
+    except OSError:
+        stat = None
+    if stat is not None and S_ISLNK(stat.st_mode):
+        candidate = os.path.realpath(candidate)
+        try:
+            stat = os.stat(candidate)
+        except OSError:
+            stat = None
+    base = str(root)
+    if candidate != base and not candidate.startswith(base.rstrip(os.sep) + os.sep):
+        data_path(root, relative)  # raises DataPathError: outside the data root
+    return candidate, stat
+
+
 _verified: dict[tuple[Path, str, bool], DataPin] = {}
 _verified_lock = threading.Lock()
 
@@ -172,19 +205,20 @@ def _verify_uncached(root: Path, domain: str, allow_unpinned: bool) -> DataPin:
     mismatches = 0
     found: dict[str, str] = {}
     hashes = FileHashes(user_cache_dir() / HASH_CACHE_FILE)  # hashed once per file, not per process
+    real_dirs: dict[str, str] = {}
     for relative in DOMAIN_FILES[domain]:
         expected_sha, expected_bytes = MANIFEST[relative]
-        path = data_path(root, relative)
-        if not path.is_file():
+        path, stat = _real_file(root, relative, real_dirs)
+        if stat is None or not S_ISREG(stat.st_mode):
             problems.append(f"{path}: missing (expected a file of {expected_bytes} bytes, sha256 {expected_sha})")
             continue
-        actual_sha = hashes.sha256(path, sha256_file)
+        actual_sha = hashes.sha256(path, sha256_file, real=(path, stat))
         found[relative] = actual_sha
         if actual_sha != expected_sha:
             mismatches += 1
             problems.append(
                 f"{path}: sha256 mismatch: expected {expected_sha} ({expected_bytes} bytes), "
-                f"found {actual_sha} ({path.stat().st_size} bytes)"
+                f"found {actual_sha} ({stat.st_size} bytes)"
             )
     hashes.save()
     missing = len(problems) - mismatches

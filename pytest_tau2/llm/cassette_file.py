@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-import yaml
-
 from pytest_tau2.errors import Tau2Error
 from pytest_tau2.llm.secrets import redact
 from pytest_tau2.storage.atomic import write_text_atomic
@@ -124,40 +122,45 @@ def ordered(value: Any) -> Any:
     return value
 
 
-class _Dumper(yaml.SafeDumper):  # type: ignore[misc]
-    """Safe YAML with every multi-line string as a literal block (a prompt diff is a line diff).
+@functools.cache
+def _yaml() -> tuple[Any, Any, Any]:
+    """PyYAML, the dumper and the loader, made at the first cassette read or write: a run that
+    records nothing never imports yaml (~12 ms; the banking domain's modules import this one)."""
+    import yaml
 
-    PyYAML quotes a multi-line string that has blanks at a line end, which puts a whole prompt
-    on one line (tau2's user-simulator guidelines have such lines). A literal block holds them
-    exactly; only strings with characters a block cannot carry (control characters, other
-    line separators, tabs) stay quoted. (The Python emitter: libyaml's takes no such hint.)
-    """
+    class _Dumper(yaml.SafeDumper):  # type: ignore[misc]
+        """Safe YAML with every multi-line string as a literal block (a prompt diff is a line diff).
 
-    def ignore_aliases(self, data: object) -> bool:
-        return True  # never anchors and aliases: a loaded cassette must be a plain tree (see _refuse_aliases)
+        PyYAML quotes a multi-line string that has blanks at a line end, which puts a whole prompt
+        on one line (tau2's user-simulator guidelines have such lines). A literal block holds them
+        exactly; only strings with characters a block cannot carry (control characters, other
+        line separators, tabs) stay quoted. (The Python emitter: libyaml's takes no such hint.)
+        """
 
-    def analyze_scalar(self, scalar: str) -> Any:
-        analysis = super().analyze_scalar(scalar)
-        if not analysis.allow_block and "\n" in scalar and all(map(_block_safe, scalar)):
-            analysis.allow_block = True
-        return analysis
+        def ignore_aliases(self, data: object) -> bool:
+            return True  # never anchors and aliases: a loaded cassette must be a plain tree (see _refuse_aliases)
+
+        def analyze_scalar(self, scalar: str) -> Any:
+            analysis = super().analyze_scalar(scalar)
+            if not analysis.allow_block and "\n" in scalar and all(map(_block_safe, scalar)):
+                analysis.allow_block = True
+            return analysis
+
+    def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+        # The emitter falls back to a quoted scalar where a block cannot hold the text exactly.
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|" if "\n" in data else None)
+
+    _Dumper.add_representer(str, _represent_str)
+    return yaml, _Dumper, getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _block_safe(char: str) -> bool:
     return char == "\n" or (char.isprintable() and char not in "\x85\u2028\u2029\ufeff")
 
 
-def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
-    # The emitter falls back to a quoted scalar where a block cannot hold the text exactly.
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|" if "\n" in data else None)
-
-
-_Dumper.add_representer(str, _represent_str)
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def _dump(data: object) -> str:
-    return str(yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=2**20))
+    yaml, dumper, _ = _yaml()
+    return str(yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True, width=2**20))
 
 
 def render_request(request: Mapping[str, object]) -> str:
@@ -225,8 +228,9 @@ def write(path: Path, name: str, calls: list[Interaction]) -> None:
 
 def load(path: Path) -> list[Interaction]:
     """Read a cassette back into full requests; a malformed file raises :class:`CassetteError`."""
+    yaml, _, loader = _yaml()
     try:
-        data = yaml.load(path.read_text("utf-8"), Loader=_Loader)
+        data = yaml.load(path.read_text("utf-8"), Loader=loader)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise CassetteError(f"cassette {path} cannot be read: {exc}") from None
     _refuse_aliases(data, path)

@@ -83,7 +83,7 @@ def make_scheduler(
     own) when the run does not use ``--dist load`` or xdist's scheduler cannot be extended.
 
     With ``expected_length`` (a node id's expected conversation length, e.g. its gold actions;
-    ``preload`` reads what it needs, on a thread, while the workers start)
+    ``preload`` reads what it needs, on a thread, once a worker's collection shows more items than slots)
     and more items than conversation slots in all workers together, the items go out longest
     first: the first ones dealt to the workers in turn (0, 1, 1, 0, 0, 1, ... for two), the rest
     as workers report. Handed out in session order, one worker's share could hold more long
@@ -94,18 +94,30 @@ def make_scheduler(
     LoadScheduling = compat_xdist.load_scheduling()
     if LoadScheduling is None:
         return None
-    loading = None
-    if expected_length is not None and preload is not None:
-        # The controller collects nothing: read the scenarios while the workers start, so that the
-        # first distribution does not wait for them (~0.1 s; not a daemon: the process never exits
-        # in the middle of it).
-        loading = threading.Thread(target=preload, name="tau2-scenario-lengths")
-        loading.start()
+    # The controller collects nothing: it reads the scenarios (~0.1 s of CPU) on a thread, not a
+    # daemon (the process never exits in the middle of it), once the first worker's collection
+    # shows more items than slots, the only case that deals them longest first. Started with the
+    # workers, it took that CPU from their start-up on every run (at -n 2 --tau2-concurrency 64
+    # the 114 retail items fit the 128 slots and it was never used); the workers' collections
+    # arrive within a few ms of each other, so the first distribution still rarely waits for it.
+    loading: threading.Thread | None = None
+
+    def start_loading() -> None:
+        nonlocal loading
+        if loading is None and preload is not None:
+            loading = threading.Thread(target=preload, name="tau2-scenario-lengths")
+            loading.start()
 
     class DeepLoadScheduling(LoadScheduling):  # type: ignore[misc,valid-type]
         """xdist's load scheduling, with each worker's queue kept 2 x ``concurrency`` + 1 deep."""
 
         _rank: list[tuple[int, int]] | None = None  # per item, once dealt longest first: (module rank, -length)
+
+        def add_node_collection(self, node: Any, collection: Sequence[str]) -> None:
+            super().add_node_collection(node, collection)
+            workers = max(len(self.nodes), getattr(self, "numnodes", 0) or 0)
+            if expected_length is not None and len(collection) > workers * concurrency:
+                start_loading()
 
         def schedule(self) -> None:
             if self.collection is None and expected_length is not None and self._deal_longest_first():
@@ -152,6 +164,7 @@ def make_scheduler(
             self.collection = collection
             if getattr(self, "maxschedchunk", None) is None:  # as xdist's own first schedule() does
                 setattr(self, "maxschedchunk", len(collection))  # noqa: B010  (mypy cannot type xdist's attribute)
+            start_loading()  # normally started by the first worker's collection already
             if loading is not None:
                 loading.join()
             lengths = [expected_length(nodeid) for nodeid in collection]

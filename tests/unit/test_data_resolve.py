@@ -188,6 +188,30 @@ def test_verify_missing_file_names_path_and_fixes(retail_copy: Path) -> None:
     assert RETAIL_POLICY not in message
 
 
+def test_verify_follows_symlinks_inside_the_root_and_refuses_those_leading_out(
+    retail_copy: Path, tmp_path: Path
+) -> None:
+    """verify resolves each folder once and each file with one lstat: a symlinked file or folder
+    that stays inside the data root is checked where it points, one leading out is refused."""
+    policy = retail_copy / RETAIL_POLICY
+    kept = retail_copy / "kept-policy.md"
+    policy.rename(kept)
+    policy.symlink_to(kept)  # a file link inside the root
+    domain = policy.parent
+    moved = retail_copy / "retail-real"
+    domain.rename(moved)
+    domain.symlink_to(moved, target_is_directory=True)  # the domain folder itself a link
+    pin = verify(retail_copy, "retail")
+    assert pin.pinned and pin.files[RETAIL_POLICY] == MANIFEST[RETAIL_POLICY][0]
+    clear_verify_cache()
+    outside = tmp_path / "outside.md"
+    shutil.copyfile(kept, outside)
+    (moved / Path(RETAIL_POLICY).name).unlink()
+    (moved / Path(RETAIL_POLICY).name).symlink_to(outside)  # leads out of the root
+    with pytest.raises(DataPathError, match="escapes the data root"):
+        verify(retail_copy, "retail")
+
+
 def test_verify_checksum_mismatch_reports_both_hashes(retail_copy: Path) -> None:
     policy = retail_copy / RETAIL_POLICY
     policy.write_bytes(policy.read_bytes() + b"\nextra rule\n")

@@ -309,3 +309,16 @@ def test_redact_data_masks_secrets_anywhere_and_leaves_clean_data_alone(monkeypa
     assert redact_data(with_password, [KEY]) == {"agent": {"api_base": "http://bob:***@127.0.0.1:8000/v1"}}
     quoted = 'ab"cd\\ef-secret-1'  # JSON would escape it: every string is checked
     assert redact_data({"a": [f"x {quoted} y"]}, [quoted]) == {"a": ["x *** y"]}
+
+
+def test_redact_data_finds_secrets_next_to_what_orjson_refuses() -> None:
+    """The search text is orjson's; a value it refuses (a lone surrogate, an integer beyond 64
+    bits, non-string keys) is searched in the stdlib's text, and the secret is still masked."""
+    from pytest_tau2.llm.secrets import redact_data
+
+    for odd in ("\ud800", 2**70, {1: "one"}):
+        dirty = {"odd": odd, "said": f"my key is {KEY}."}
+        masked = redact_data(dirty, [KEY])
+        assert masked["said"] == "my key is ***." and masked["odd"] == odd
+        clean = {"odd": odd, "said": "nothing to hide"}
+        assert redact_data(clean, [KEY]) is clean

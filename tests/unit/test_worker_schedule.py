@@ -6,6 +6,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from pytest_tau2.plugin.xdist_scheduler import make_scheduler
 
 
@@ -82,3 +84,20 @@ def test_a_crashed_workers_items_go_back_longest_first() -> None:
     scheduler.remove_node(gw1)  # xdist re-queues its items (the first, running one, is reported as crashed)
     assert len(scheduler.pending) == 2 + 4  # the pool and gw1's items but its first
     assert [lengths[i] for i in scheduler.pending] == sorted((lengths[i] for i in scheduler.pending), reverse=True)
+
+
+@pytest.mark.parametrize(("items", "loads"), [(4, 0), (5, 1)])
+def test_the_scenarios_are_read_only_when_the_items_outnumber_the_slots(items: int, loads: int) -> None:
+    """The controller reads the scenarios' lengths (a thread, ~0.1 s of CPU) only to deal more
+    items than the workers' slots longest first; 4 items fit 2 workers x 2 slots."""
+    ids = [f"test_scenarios.py::test_scenario[s{i}]" for i in range(items)]
+    calls: list[int] = []
+    scheduler = make_scheduler(_config(2), None, 2, lambda nodeid: 1, preload=lambda: calls.append(1))
+    nodes = [Node(f"gw{i}") for i in range(2)]
+    for node in nodes:
+        scheduler.add_node(node)
+    for node in nodes:
+        scheduler.add_node_collection(node, ids)
+    scheduler.schedule()
+    assert len(calls) == loads
+    assert sorted(nodes[0].sent + nodes[1].sent + scheduler.pending) == list(range(items))
