@@ -3,9 +3,8 @@
 litellm spends ~5 ms of CPU on every completion (request building in the OpenAI SDK, its
 logging object, response objects, pricing) and ~160 MB and seconds to import. For a model that
 litellm itself would send to an OpenAI-compatible endpoint as plain JSON, this module sends the
-same JSON (encoded with orjson) over :mod:`pytest_tau2.llm.http1` (over aiohttp where a proxy
-applies) and reads the reply as JSON: a fraction of the CPU, and no litellm import unless the
-reply must be priced (:mod:`pytest_tau2.llm.pricing` prices with litellm).
+same JSON (encoded with orjson) with aiohttp and reads the reply as JSON: a fraction of the CPU, and no litellm import
+unless the reply must be priced (:mod:`pytest_tau2.llm.pricing` prices with litellm).
 
 :func:`route` decides, per call, whether a request is one whose wire form is known to equal
 litellm's; anything else (another provider, a reasoning-model family whose parameters litellm
@@ -32,7 +31,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from pytest_tau2.llm import compat_litellm, http1
+from pytest_tau2.llm import compat_litellm
 from pytest_tau2.llm.faults import MalformedReplyError
 from pytest_tau2.llm.pricing import price_file_entry
 
@@ -260,24 +259,6 @@ def _session() -> Any:
     return session
 
 
-async def _post_through_proxy(
-    wire: WireRoute, headers: dict[str, str], body: dict[str, Any], timeout_s: float | None, proxy: str
-) -> tuple[int, str, dict[str, str]]:
-    """The call over aiohttp, which speaks to HTTP proxies (``CONNECT`` for https, proxy credentials)."""
-    import aiohttp
-
-    timeout = aiohttp.ClientTimeout(total=timeout_s) if isinstance(timeout_s, (int, float)) else None
-    try:
-        post = _session().post(wire.url, data=_encode(body), headers=headers, timeout=timeout, proxy=proxy)
-        async with post as reply:
-            text = await reply.text()
-            return reply.status, text, {name.lower(): value for name, value in reply.headers.items()}
-    except TimeoutError:
-        raise  # aiohttp's timeouts are also ClientErrors: a timeout all the same
-    except aiohttp.ClientError as exc:
-        raise http1.ConnectionFailed(str(exc)) from exc
-
-
 def _encode(body: Mapping[str, object]) -> bytes:
     """The request body as JSON bytes: orjson (~8x the stdlib encoder on a 40 KB conversation)."""
     try:
@@ -301,19 +282,16 @@ def _proxy_for(url: str) -> str | None:
 
 
 def preload() -> None:
-    """Import the HTTP client now, not on the event loop during the first call: aiohttp (~0.1 s)
-    only where a proxy is configured (:mod:`pytest_tau2.llm.http1` needs no import of its own)."""
-    if urllib.request.getproxies():
-        import aiohttp  # noqa: F401
+    """Import the HTTP client now (~0.2 s), not on the event loop during the first call."""
+    import aiohttp  # noqa: F401
 
 
 async def aclose() -> None:
-    """Close this event loop's HTTP connections (both clients' pools)."""
+    """Close this event loop's HTTP session (its pooled connections)."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         return
-    await http1.aclose()
     session = _sessions.pop(loop, None)
     if session is not None and not session.closed:
         await session.close()
@@ -321,6 +299,8 @@ async def aclose() -> None:
 
 async def post(wire: WireRoute, body: dict[str, Any], timeout_s: float | None) -> dict[str, Any]:
     """POST one chat completion; the reply body as a dict, or a :class:`WireError` (status, timeout, connection)."""
+    import aiohttp
+
     headers = dict(wire.headers)
     if "Authorization" not in headers:
         # What the OpenAI SDK says when no key is configured (a credentials error: never retried).
@@ -328,18 +308,17 @@ async def post(wire: WireRoute, body: dict[str, Any], timeout_s: float | None) -
             "OpenAIException - The api_key client option must be set either by passing api_key to the client "
             "or by setting the OPENAI_API_KEY environment variable"
         )
-    proxy = _proxy_for(wire.url)
+    timeout = aiohttp.ClientTimeout(total=timeout_s) if isinstance(timeout_s, (int, float)) else None
     try:
-        if proxy is None:
-            async with asyncio.timeout(timeout_s if isinstance(timeout_s, (int, float)) else None):
-                reply = await http1.pool().post(wire.url, wire.headers, _encode(body))
-            status, reply_headers = reply.status, reply.headers
-            text = reply.text()
-        else:
-            status, text, reply_headers = await _post_through_proxy(wire, headers, body, timeout_s, proxy)
+        proxy = _proxy_for(wire.url)
+        post = _session().post(wire.url, data=_encode(body), headers=headers, timeout=timeout, proxy=proxy)
+        async with post as reply:
+            text = await reply.text()
+            status = reply.status
+            reply_headers = {name.lower(): value for name, value in reply.headers.items()}
     except TimeoutError as exc:
         raise Timeout(f"OpenAIException - Request timed out after {timeout_s} s", 408) from exc
-    except http1.ConnectionFailed as exc:
+    except aiohttp.ClientError as exc:
         raise APIConnectionError(f"OpenAIException - Connection error: {exc}") from exc
     if status >= 400:
         raise _status_error(status, text, reply_headers)
