@@ -225,7 +225,9 @@ def main() -> None:
     }
     load = max(os.getloadavg()[0], float(loadavg_before.split(",")[0]))
     if load > 1.5:
-        print(f"note: load average {load:.2f} on {os.cpu_count()} CPUs: the walls are not comparable with a quiet machine's")
+        print(
+            f"note: load average {load:.2f} on {os.cpu_count()} CPUs: the walls are not comparable with a quiet machine's"
+        )
     print("\n".join(results["verdicts"]))
     if results["baseline_verdicts"]:
         print("before:\n" + "\n".join(results["baseline_verdicts"]))

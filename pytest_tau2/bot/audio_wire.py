@@ -23,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.errors import ProtocolError
 
 FORMAT = "twilio"
@@ -45,7 +46,7 @@ _SEGMENT_ENDS = np.array([0x3F, 0x7F, 0xFF, 0x1FF, 0x3FF, 0x7FF, 0xFFF, 0x1FFF])
 _SILENCE = 0xFF  # mu-law code of 0
 
 
-def is_event(frame: Any) -> bool:
+def is_event(frame: object) -> bool:
     return isinstance(frame, dict) and "event" in frame and "type" not in frame
 
 
@@ -120,10 +121,10 @@ def frames(ulaw: bytes, size: int = FRAME_BYTES) -> list[bytes]:
 # ---- events ------------------------------------------------------------------------------------
 
 
-def media(stream_sid: str, payload: bytes, *, sequence: int | None = None, chunk: int | None = None) -> dict[str, Any]:
+def media(stream_sid: str, payload: bytes, *, sequence: int | None = None, chunk: int | None = None) -> JSONObject:
     """A ``media`` event (the runner's carries Twilio's sequence number, chunk and timestamp)."""
-    body: dict[str, Any] = {"payload": base64.b64encode(payload).decode("ascii")}
-    event: dict[str, Any] = {"event": "media", "streamSid": stream_sid, "media": body}
+    body: JSONObject = {"payload": base64.b64encode(payload).decode("ascii")}
+    event: JSONObject = {"event": "media", "streamSid": stream_sid, "media": body}
     if sequence is not None and chunk is not None:
         event["sequenceNumber"] = str(sequence)
         body.update(track="inbound", chunk=str(chunk), timestamp=str((chunk - 1) * FRAME_MS))
@@ -134,18 +135,19 @@ def payload(event: dict[str, Any]) -> bytes:
     return base64.b64decode(event["media"]["payload"])
 
 
-def mark(stream_sid: str, name: str, sequence: int | None = None) -> dict[str, Any]:
-    event: dict[str, Any] = {"event": "mark", "streamSid": stream_sid, "mark": {"name": name}}
+def mark(stream_sid: str, name: str, sequence: int | None = None) -> JSONObject:
+    event: JSONObject = {"event": "mark", "streamSid": stream_sid, "mark": {"name": name}}
     if sequence is not None:
         event["sequenceNumber"] = str(sequence)
     return event
 
 
-def connected() -> dict[str, Any]:
+def connected() -> JSONObject:
     return {"event": "connected", "protocol": "Call", "version": "1.0.0"}
 
 
-def start(stream_sid: str, call_sid: str, parameters: dict[str, str]) -> dict[str, Any]:
+def start(stream_sid: str, call_sid: str, parameters: dict[str, str]) -> JSONObject:
+    custom: JSONObject = {**parameters}
     return {
         "event": "start",
         "sequenceNumber": "1",
@@ -156,12 +158,12 @@ def start(stream_sid: str, call_sid: str, parameters: dict[str, str]) -> dict[st
             "callSid": call_sid,
             "tracks": ["inbound"],
             "mediaFormat": {"encoding": ENCODING, "sampleRate": SAMPLE_RATE, "channels": 1},
-            "customParameters": parameters,
+            "customParameters": custom,
         },
     }
 
 
-def stop(stream_sid: str, call_sid: str, sequence: int) -> dict[str, Any]:
+def stop(stream_sid: str, call_sid: str, sequence: int) -> JSONObject:
     return {
         "event": "stop",
         "sequenceNumber": str(sequence),

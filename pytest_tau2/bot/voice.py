@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from pytest_tau2.bot import audio_wire
+from pytest_tau2.environment.jsontypes import JSONObject
 
 AGENT_VOICE = "en-us+f3"
 CHUNK_BYTES = 800
@@ -92,7 +93,7 @@ class BotVoice:
         rate = int(self.engines.asr.rate)
         return str(self.engines.asr.transcribe(audio.to_pcm16(audio.resample(signal, audio_wire.SAMPLE_RATE, rate))))
 
-    async def speak(self, text: str) -> AsyncIterator[dict[str, Any]]:
+    async def speak(self, text: str) -> AsyncIterator[JSONObject]:
         """``media`` events of ``text`` spoken in the agent's voice."""
         if not text.strip():
             return

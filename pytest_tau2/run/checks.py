@@ -4,45 +4,26 @@ the kinds' own checks. Models and prices were parsed once, into ``settings.roles
 
 from __future__ import annotations
 
-from typing import Any
-
 from pytest_tau2.errors import SettingsError
 from pytest_tau2.settings import Settings, check_sections
 
 
 def check_options(settings: Settings) -> None:
     """Refuse impossible settings up front, naming the option (:class:`SettingsError`)."""
-    if settings.review and not ((settings.review_model or "").strip() or settings.roles.judges):
+    roles = settings.roles  # every --tau2-*-model/-args, parsed once (a SettingsError naming the option)
+    if settings.review and not ((settings.review_model or "").strip() or roles.judges):
         raise SettingsError("--tau2-review needs a model: give --tau2-review-model MODEL (or a --tau2-judge-model)")
-    for role in settings.roles.all() if settings.recording != "none" else ():  # replay-only: no provider called
+    for role in roles.all() if settings.recording != "none" else ():  # replay-only: no provider called
         from pytest_tau2.llm.providers import provider_problem
 
         problem = provider_problem(role.model, role.args, role.option)
         if problem is not None:
             raise SettingsError(problem)
-    speech_models(settings)  # --tau2-tts-args / --tau2-asr-args: JSON objects, and only with their model
     check_sections(settings)  # each domain's options, typed once (banking's retrieval, telecom's task set)
     if settings.verdict not in ("six-signal", "tau2-reward"):
         raise SettingsError(f"--tau2-verdict must be 'six-signal' or 'tau2-reward', got {settings.verdict!r}")
     if settings.trials < 1:
         raise SettingsError(f"--tau2-trials must be at least 1, got {settings.trials}")
-
-
-SpeechModel = tuple[str, dict[str, Any]] | None
-
-
-def speech_models(settings: Settings) -> tuple[SpeechModel, SpeechModel]:
-    """``--tau2-tts-model`` and ``--tau2-asr-model`` with their arguments (None: the offline engine)."""
-    from pytest_tau2.settings.roles import model_role
-
-    models: list[SpeechModel] = []
-    for role in ("tts", "asr"):
-        try:
-            found = model_role(role, getattr(settings, f"{role}_model"), getattr(settings, f"{role}_args"), {})
-        except ValueError as exc:
-            raise SettingsError(str(exc)) from None
-        models.append((found.model, found.args) if found is not None else None)
-    return models[0], models[1]
 
 
 def litellm_needed_for(settings: Settings, uses_llm: bool) -> bool:

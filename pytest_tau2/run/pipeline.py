@@ -224,7 +224,6 @@ def phone_line_for(scenario: Scenario, settings: Settings, seed: int) -> Any:
     if not settings.speech_complexity:
         return None
     from pytest_tau2.data.resolve import resolve_data_dir
-    from pytest_tau2.run.checks import speech_models
     from pytest_tau2.speech.engines import engines_for
     from pytest_tau2.speech.line import PhoneLine, phone_line
     from pytest_tau2.speech.presets import task_preset
@@ -232,10 +231,14 @@ def phone_line_for(scenario: Scenario, settings: Settings, seed: int) -> Any:
     domain = scenario.domain.removeprefix("tau2_")
     task_id = getattr(scenario, "tau2_id", None) or None
     preset = task_preset(resolve_data_dir(settings.data_dir), domain, task_id, settings.speech_complexity)
-    tts_model, asr_model = speech_models(settings)  # None: the offline engine
-    if tts_model is None and asr_model is None:
+    roles = settings.roles  # --tau2-tts-model / --tau2-asr-model, parsed once (None: the offline engine)
+    if roles.tts is None and roles.asr is None:
         return phone_line(preset, seed)
-    tts, asr = engines_for(tts_model, asr_model, settings.llm_timeout)
+    tts, asr = engines_for(
+        None if roles.tts is None else (roles.tts.model, roles.tts.args),
+        None if roles.asr is None else (roles.asr.model, roles.asr.args),
+        settings.llm_timeout,
+    )
     return PhoneLine(preset, seed, tts, asr)
 
 

@@ -104,7 +104,7 @@ class Settings:
 
     @functools.cached_property
     def roles(self) -> Roles:
-        """The run's models (agent, user, judges), parsed and priced once per Settings; a
+        """The run's models (agent, user, judges, cloud speech engines), parsed and priced once per Settings; a
         SettingsError naming the option when one is wrong (the adapter checks it at start)."""
         from pytest_tau2.settings.roles import resolve_roles  # the model config's module: not at pytest's start
 
@@ -117,6 +117,10 @@ class Settings:
             judge_args=self.judge_args,
             judge_prompt=self.judge_prompt,
             price=self.price,
+            tts_model=self.tts_model,
+            tts_args=self.tts_args,
+            asr_model=self.asr_model,
+            asr_args=self.asr_args,
         )
 
     def option(self, name: str) -> OptionValue:

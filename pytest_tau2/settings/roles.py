@@ -79,6 +79,10 @@ class Roles:
     user: ModelRole | None = None
     judges: tuple[ModelRole, ...] = ()
     """The judges of NL assertions, in order: none (NL checks skipped), one, or a jury."""
+    tts: ModelRole | None = None
+    """``--tau2-tts-model``: a cloud speech synthesizer for phone calls (None: the offline engine)."""
+    asr: ModelRole | None = None
+    """``--tau2-asr-model``: a cloud speech recognizer for phone calls (None: the offline engine)."""
 
     @property
     def judge(self) -> ModelRole | None:
@@ -102,8 +106,12 @@ class Roles:
         """Every role: the agent, the user, the judges."""
         return (*self.side("agent"), *self.side("user"), *self.judges)
 
+    def speech(self) -> tuple[ModelRole, ...]:
+        """The cloud speech engines named for phone calls (``tts``, ``asr``), if any."""
+        return tuple(role for role in (self.tts, self.asr) if role is not None)
+
     def secrets(self) -> list[str]:
-        return [value for role in self.all() for value in role.secrets()]
+        return [value for role in (*self.all(), *self.speech()) for value in role.secrets()]
 
 
 def model_role(
@@ -130,15 +138,21 @@ def resolve_roles(
     judge_args: str | None,
     judge_prompt: str,
     price: str | None,
+    tts_model: str | None = None,
+    tts_args: str | None = None,
+    asr_model: str | None = None,
+    asr_args: str | None = None,
 ) -> Roles:
     """The run's core roles from the option values; a SettingsError naming the option when one is wrong."""
     try:
         prices = parse_price_option(price)
         agent = model_role("agent", agent_model, agent_args, prices)
         user = model_role("user", user_model, user_args, prices)
+        tts = model_role("tts", tts_model, tts_args, prices)
+        asr = model_role("asr", asr_model, asr_args, prices)
     except ValueError as exc:
         raise SettingsError(str(exc)) from None
-    return Roles(agent, user, _judges(judge_model, judge_args, judge_prompt, prices))
+    return Roles(agent, user, _judges(judge_model, judge_args, judge_prompt, prices), tts, asr)
 
 
 def parse_price_option(text: str | None) -> dict[str, tuple[float, float]]:

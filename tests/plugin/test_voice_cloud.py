@@ -10,7 +10,7 @@ import wave
 import pytest
 
 from pytest_tau2.errors import InfrastructureError, SettingsError
-from pytest_tau2.run.checks import check_options, speech_models
+from pytest_tau2.run.checks import check_options
 from pytest_tau2.settings import Settings
 from pytest_tau2.speech.engines import LiteLLMSpeech, LiteLLMTranscriber, engines_for
 from pytest_tau2.speech.line import PhoneLine
@@ -21,6 +21,12 @@ from tests.support.fake_openai import FakeOpenAIServer
 NAME = "restaurant__menu_question"
 
 
+def _models(settings: Settings) -> tuple[tuple[str, dict[str, object]] | None, ...]:
+    """The cloud engines as settings.roles resolved them (None: the offline engine)."""
+    roles = settings.roles
+    return tuple(None if role is None else (role.model, role.args) for role in (roles.tts, roles.asr))
+
+
 def _args(server: FakeOpenAIServer) -> str:
     return json.dumps({"api_base": server.base_url, "api_key": "sk-loopback", "max_retries": 0})
 
@@ -29,8 +35,10 @@ def test_cloud_engines_carry_an_utterance_over_the_line() -> None:
     with FakeOpenAIServer() as server:
         settings = Settings(tts_model="openai/tts-1", tts_args=_args(server), asr_model="openai/whisper-1",
                             asr_args=_args(server))  # fmt: skip
-        tts, asr = engines_for(*speech_models(settings))
+        tts, asr = engines_for(*_models(settings))
         assert isinstance(tts, LiteLLMSpeech) and isinstance(asr, LiteLLMTranscriber)
+        assert [role.option for role in settings.roles.speech()] == ["--tau2-tts-model", "--tau2-asr-model"]
+        assert "sk-loopback" in settings.roles.secrets()  # masked in saved text like every role's key
         line = PhoneLine(default_preset("control"), 7, tts, asr)
         import asyncio
 
@@ -47,7 +55,7 @@ def test_cloud_engines_carry_an_utterance_over_the_line() -> None:
 
 
 def test_offline_engines_stay_the_default_and_bad_arguments_are_refused() -> None:
-    tts, asr = engines_for(*speech_models(Settings()))
+    tts, asr = engines_for(*_models(Settings()))
     assert (tts.name, asr.name) == ("espeak-ng", "pocketsphinx")
     with pytest.raises(SettingsError, match="--tau2-tts-args"):
         check_options(Settings(tts_model="openai/tts-1", tts_args="[1]"))

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.errors import DataError
 
 ToolkitRef = tuple[str, str]
@@ -286,7 +287,7 @@ def _string(node: ast.expr, where: str) -> str:
     raise DataError(f"{where}: not a string constant ({ast.unparse(node)[:80]})")
 
 
-def tool_schema(source: Source, module: str, method: ast.FunctionDef) -> dict[str, Any]:
+def tool_schema(source: Source, module: str, method: ast.FunctionDef) -> JSONObject:
     """What upstream's ``Tool(func).openai_schema`` gives for one method (see the module doc)."""
     import docstring_parser
     import pydantic
@@ -319,14 +320,14 @@ def _split_at(lines: list[str], heading: str) -> tuple[list[str], list[str] | No
     return lines, None
 
 
-def discoverable_text(method: ast.FunctionDef) -> dict[str, Any]:
+def discoverable_text(method: ast.FunctionDef) -> JSONObject:
     """A discoverable tool's card, from its docstring by upstream's rule: the text before an
     ``Args:`` line is the description; in the Args section each line ``name (type[, optional]):
     text`` is a parameter (type ``string`` when none is given); the first line after a
     ``Returns:`` line there is the success message."""
     lines = (ast.get_docstring(method, clean=True) or "").split("\n")
     head, rest = _split_at(lines, "Args:")
-    parameters: dict[str, dict[str, Any]] = {}
+    parameters: JSONObject = {}
     success = "Action completed successfully."
     if rest is not None:
         args, returns = _split_at(rest, "Returns:")
@@ -350,7 +351,7 @@ _PARAMETER = re.compile(r"(?P<name>\w+)\s*(?:\((?P<kind>[^)]+)\))?\s*:\s*(?P<tex
 _OPTIONAL = re.compile(r",?\s*optional", re.IGNORECASE)
 
 
-def derive(checkout: Path | str, data_dir: Path, pin: str) -> dict[str, Any]:
+def derive(checkout: Path | str, data_dir: Path, pin: str) -> JSONObject:
     """The view, as ``../shared/tau2-view/agent_view.json`` holds it, plus banking_knowledge's
     discoverable tools (``domains.banking_knowledge.discoverable_tools``)."""
     from pytest_tau2.domains.tau2_common import upstream_view
@@ -421,7 +422,7 @@ def checkout_commit(checkout: Path) -> str | None:
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
-def write(view: Mapping[str, Any], into: Path) -> None:
+def write(view: Mapping[str, object], into: Path) -> None:
     """The view as JSON, keys in upstream's order (tool schemas as upstream sends them)."""
     into.parent.mkdir(parents=True, exist_ok=True)
     into.write_text(json.dumps(view, indent=2, ensure_ascii=False) + "\n", "utf-8")
