@@ -87,6 +87,11 @@ def agent_system_prompt(view: JSONObject, policy: str) -> str:
 def user_system_prompt(view: JSONObject, user_scenario: UserScenario, *, with_tools: bool) -> str:
     """Upstream's user-simulator system prompt: guidelines (with or without tools) and the scenario."""
     guidelines = cast("Mapping[str, str]", view["user_guidelines"])["tools" if with_tools else "plain"]
+    return user_prompt_around(view, guidelines, user_scenario)
+
+
+def user_prompt_around(view: JSONObject, guidelines: str, user_scenario: UserScenario) -> str:
+    """Upstream's user-simulator template filled with ``guidelines`` (the voice ones on a call) and the scenario."""
     template = str(view["user_system_prompt_template"])
     return template.format(
         global_user_sim_guidelines_with_persona=guidelines, instructions=render_scenario(user_scenario)
