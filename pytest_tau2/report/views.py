@@ -89,10 +89,19 @@ def _failure_modes(run: RunFiles) -> None:
         files.write_json(run.results_dir / "failure_modes.json", found)
 
 
+def _latencies(run: RunFiles) -> None:
+    from pytest_tau2.report import calls  # written when some scenario was a phone call
+
+    text = calls.latencies_csv(run.records)
+    if text is not None:
+        files.write_text(run.results_dir / calls.CSV_NAME, text)
+
+
 for _view in (
     RunView("all_metrics.json", _all_metrics, required=True),
     RunView("all_summary.txt", _summary, required=True),
     RunView("report.html", _html),
     RunView("failure_modes.json", _failure_modes),
+    RunView("all_latencies.csv", _latencies),
 ):
     register_report_view(_view)
