@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import shutil
 import wave
 from pathlib import Path
 from typing import Any
@@ -294,3 +295,21 @@ def test_a_custom_scenarios_own_conditions_lie_over_the_presets() -> None:
 
     with pytest.raises(ScenarioDefinitionError, match=r"calls__own.speech_conditions\(\): .*'persona_config'"):
         phone_line_for(Broken(), settings, 1)
+
+
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng not installed")
+def test_recognition_depends_on_the_audio_alone_not_on_what_came_before() -> None:
+    # Under --tau2-concurrency the calls' utterances reach the one recognizer in any order: the
+    # text of each must not depend on it (pocketsphinx's normalization adapts unless reset).
+    pytest.importorskip("pocketsphinx")
+    from pytest_tau2.speech.engines import EspeakTTS, PocketsphinxASR
+
+    tts = EspeakTTS()
+    said = ("Hi! How can I help you today?", "My email is yusuf dot rossi at example dot com.")
+    pcms = []
+    for text in said:
+        pcm, rate = tts.synthesize(text, "en-us+f3")
+        pcms.append(audio.to_pcm16(audio.telephony(audio.resample(audio.from_pcm16(pcm), rate, RATE), RATE)))
+    after_another = PocketsphinxASR()
+    after_another.transcribe(pcms[0])
+    assert after_another.transcribe(pcms[1]) == PocketsphinxASR().transcribe(pcms[1])
