@@ -14,10 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from pytest_tau2.scenario.base import Scenario
+from typing import Any, Protocol
 
 VOICE_GUIDELINES = "tau2/user_simulator/simulation_guidelines_voice.md"
 VOICE_GUIDELINES_TOOLS = "tau2/user_simulator/simulation_guidelines_voice_tools.md"
@@ -47,6 +44,15 @@ the agent is still speaking. When that happens you answer what you heard up to t
 be the first part of what the agent meant to say."""
 
 
+class Calling(Protocol):
+    """What of a scenario the prompt needs (``pytest_tau2.scenario.base.Scenario`` has both)."""
+
+    @property
+    def sides(self) -> tuple[str, ...]: ...
+
+    def get_call_user_prompt(self, guidelines: str) -> str: ...
+
+
 def persona_guidelines(preset: Mapping[str, Any]) -> str:
     """What the preset's ``persona_config`` asks of the user (empty when nothing)."""
     config = preset.get("persona_config") or {}
@@ -67,7 +73,7 @@ def voice_guidelines(data_dir: Path | None, preset: Mapping[str, Any], *, with_t
     return text.replace(PERSONA_MARK, f"\n\n{persona}\n" if persona else "")
 
 
-def call_user_prompt(scenario: Scenario, preset: Mapping[str, Any], data_dir: Path | None) -> str:
-    """The simulated user's system prompt on this scenario's call (:meth:`Scenario.get_call_user_prompt`)."""
+def call_user_prompt(scenario: Calling, preset: Mapping[str, Any], data_dir: Path | None) -> str:
+    """The simulated user's system prompt on this scenario's call (``Scenario.get_call_user_prompt``)."""
     with_tools = "user" in scenario.sides
     return scenario.get_call_user_prompt(voice_guidelines(data_dir, preset, with_tools=with_tools))
