@@ -226,7 +226,7 @@
       return;
     }
     whenDetails(() => details(cell).then((d) => {
-      if (openKey === key) $("panel-body").innerHTML = runTabs(row, r) + panel(row, cell, d);
+      if (openKey === key) { $("panel-body").innerHTML = runTabs(row, r) + panel(row, cell, d); callSource(); }
     }).catch((e) => { $("panel-body").innerHTML = `<div class="alert">${esc(e.message)}</div>`; }));
   }
 
@@ -317,7 +317,8 @@
       fact("Word error rate", `user ${rate(wer.user)}<br>agent ${rate(wer.agent)}`) +
       fact("Interruptions", `${esc(v.interruptions ?? 0)}<div class="muted">${esc(v.overlap_s ?? 0)} s of overlap</div>`) +
       fact("Speech", secs(v.audio_s)) + "</div>";
-    out += src ? `<audio class="call-audio" controls preload="metadata" src="${esc(src)}"></audio>` : '<p class="muted">No call.wav in the scenario folder.</p>';
+    // call.wav is a file of the results folder, like the raw files: its source is set when the panel opens (callSource)
+    out += src ? `<audio class="call-audio" controls preload="metadata" data-call="${esc(src)}"></audio>` : '<p class="muted">No call.wav in the scenario folder.</p>';
     const turns = (v.turns || []).map((t) => {
       const seek = t.start_s != null ? ` data-start="${esc(t.start_s)}" data-end="${esc(t.end_s)}" tabindex="0" title="play from ${clock(t.start_s)}"` : "";
       const cut = t.interrupted ? ' <span class="tag">the user cut in</span>' : "";
@@ -325,6 +326,10 @@
         `<b>${t.side === "agent" ? "Agent" : "User"}</b> ${esc(t.spoken)}${cut}<div class="muted">heard: ${esc(t.heard || "(nothing)")}</div></li>`;
     });
     return out + `<ol class="call-turns">${turns.join("")}</ol>`;
+  }
+  function callSource() {
+    const audio = $("panel-body").querySelector("audio[data-call]");
+    if (audio) audio.setAttribute("src", audio.dataset.call);
   }
   function seekCall(li) {
     const audio = $("panel-body").querySelector(".call-audio");
