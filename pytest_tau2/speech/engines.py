@@ -94,7 +94,7 @@ class PocketsphinxASR:
                 "--tau2-speech-complexity: install pocketsphinx (pip install 'pytest-tau2[voice]')"
             ) from None
         # A narrower search than the default (at most 2000 HMMs a frame, no second flat-lexicon
-        # pass): 3.6x less CPU for the same word error rate on this line (bench/results/voice.md).
+        # pass): 2.4-3.6x less CPU for the same word error rate on this line (bench/results/voice.md).
         return Decoder(samprate=self.rate, logfn="/dev/null", maxhmmpf=2000, fwdflat=False)
 
     def transcribe(self, pcm16: bytes) -> str:
