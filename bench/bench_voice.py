@@ -225,6 +225,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=16, help="retail tasks 0..N-1 (default 16)")
     parser.add_argument("--configs", default=",".join(CONFIGS), help=f"of {', '.join(CONFIGS)}")
     parser.add_argument("--no-asr", action="store_true", help="skip the decoder table")
+    parser.add_argument("--no-phases", action="store_true", help="skip the CPU of each step of the line")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     report: dict[str, Any] = {
@@ -252,7 +253,7 @@ def main() -> None:
     said = report["sweeps"][0].pop("_said") if report["sweeps"] else []
     for found in report["sweeps"]:
         found.pop("_said", None)
-    if said:
+    if said and not args.no_phases:
         report["phases"] = phases(said)
         print(f"phases (serial, uncached): {report['phases']}", flush=True)
     if not args.no_write:

@@ -173,15 +173,23 @@ class PhoneLine:
         gap = int(GAP_S * RATE)
         out: list[tuple[int, int]] = []
         cursor = gap
+        cut_in = set(self.cut_in())
         for i, u in enumerate(self.utterances):
-            answered = i + 1 < len(self.utterances) and self.utterances[i + 1].side == "user"
-            if u.cut is not None and answered:
+            if i in cut_in and u.cut is not None:
                 out.append((cursor, min(len(u.signal), u.cut + int(OVERLAP_S * RATE))))
                 cursor += u.cut
             else:
                 out.append((cursor, len(u.signal)))
                 cursor += len(u.signal) + gap
         return out
+
+    def cut_in(self) -> list[int]:
+        """The indexes of the agent utterances the user cut in on (the next utterance is the user's)."""
+        utterances = self.utterances
+        return [
+            i for i, u in enumerate(utterances) if u.cut is not None and i + 1 < len(utterances)
+            and utterances[i + 1].side == "user"
+        ]  # fmt: skip
 
     def call_wav(self) -> bytes:
         """The call as a stereo WAV at :data:`RATE` (user left, agent right), laid out by :meth:`timeline`."""
@@ -211,8 +219,8 @@ class PhoneLine:
         stats = {f"p{q}": round(float(np.percentile(latencies, q)), 4) if latencies else None for q in (50, 90, 95)}
         sides = ("user", "agent")
         spans = self.timeline()
-        cut = [i for i, (u, (_, n)) in enumerate(zip(self.utterances, spans, strict=True)) if n < len(u.signal)]
-        overlap = sum(spans[i][0] + spans[i][1] - spans[i + 1][0] for i in cut)
+        cut = self.cut_in()
+        overlap = sum(max(0, spans[i][0] + spans[i][1] - spans[i + 1][0]) for i in cut)
         return {
             "complexity": self.preset.get("complexity"),
             "persona": self.preset.get("persona_name"),
@@ -228,7 +236,7 @@ class PhoneLine:
                 for token in misheard(u.spoken, u.heard)
             ],
             "interruptions": len(cut),
-            "overlap_s": round(max(0, overlap) / RATE, 3),
+            "overlap_s": round(overlap / RATE, 3),
             "call_s": round((max([a + n for a, n in spans], default=0) + int(GAP_S * RATE)) / RATE, 3),
             "turns": [
                 {

@@ -313,3 +313,16 @@ def test_recognition_depends_on_the_audio_alone_not_on_what_came_before() -> Non
     after_another = PocketsphinxASR()
     after_another.transcribe(pcms[0])
     assert after_another.transcribe(pcms[1]) == PocketsphinxASR().transcribe(pcms[1])
+
+
+def test_a_cut_near_the_end_still_counts_with_the_overlap_that_was_left() -> None:
+    from pytest_tau2.speech.line import Utterance
+
+    line = PhoneLine(default_preset("control_behavior"), 1, Tone(), Echo())
+    agent, user = tone(1.6), tone(1.0)
+    line.utterances = [Utterance("agent", "a", "", agent, 0.0, 0.0, 0.0, cut=int(1.28 * RATE)),
+                       Utterance("user", "b", "", user, 0.0, 0.0, 0.0)]  # fmt: skip
+    summary = line.summary()
+    assert summary["interruptions"] == 1 and summary["overlap_s"] == pytest.approx(0.32, abs=1e-3)
+    assert [t["interrupted"] for t in summary["turns"]] == [True, False]
+    assert summary["turns"][1]["start_s"] == pytest.approx(0.4 + 1.28, abs=1e-3)
