@@ -235,3 +235,7 @@ class BotLine:
             return await self.phone.carry(side, text)
         self.phone.record(side, text, received.heard, received.signal, received.first_audio, received.asr_s)
         return received.heard
+
+    def hang_up(self) -> None:
+        """The conversation is over (conversation/loop.py): the line cuts in on nothing after this."""
+        self.phone.hang_up()

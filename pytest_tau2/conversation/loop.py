@@ -67,6 +67,9 @@ class Line(Protocol):
         """What the other side hears of ``text``, said by ``side`` ("user" or "agent")."""
         ...
 
+    # Optional: ``hang_up()``, called once the conversation is over, before the last utterances
+    # are carried (no one answers them, so, for instance, no one cuts in on them).
+
 
 CLEAN_EXIT_REASONS = frozenset({"exit", "transfer"})
 UPSTREAM_CLEAN_EXIT_REASONS = CLEAN_EXIT_REASONS | {"user_stop"}
@@ -264,6 +267,9 @@ class Conversation:
 
     async def _play_heard(self) -> tuple[str, BaseException | None]:
         outcome = await self._play()
+        hang_up = getattr(self.line, "hang_up", None)  # a line may want to know the call is over
+        if hang_up is not None:
+            hang_up()
         await self._hear()
         return outcome
 

@@ -24,6 +24,7 @@ class AdapterHooks:
 
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         selection.select_scenarios(config, items, self.run.settings)
+        selection.exact_keywords(config, items)  # before pytest's -k: a full scenario name is exact
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:

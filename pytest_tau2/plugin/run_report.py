@@ -23,7 +23,7 @@ import pytest
 
 from pytest_tau2.plugin.keys import item_id
 from pytest_tau2.plugin.terminal import Terminal
-from pytest_tau2.report import agreement, files, uncertainty
+from pytest_tau2.report import agreement, calls, files, uncertainty
 from pytest_tau2.report.leaderboard import pass_hat_k_document
 from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.run_record import ErrorEntry, RunMetrics
@@ -281,7 +281,10 @@ class RunReport:
         lost = [e.scenario for e in errors]
         intervals = uncertainty.document(metrics, lost, self.ci_level)
         judges = agreement.document(metrics)  # several judges only: a one-judge file stays as it was
-        extra = {agreement.KEY: judges} if judges is not None else {}
+        extra: dict[str, object] = {agreement.KEY: judges} if judges is not None else {}
+        voice = calls.document(metrics)  # phone calls only (docs/voice.md)
+        if voice is not None:
+            extra[calls.KEY] = voice
         document = RunMetrics.of(metrics, errors, pass_hat_k_document(metrics, lost), intervals=intervals, **extra)
         self.summary_text = self._text(session, metrics, errors)  # the terminal summary prints the same text
         run = RunFiles(self.results_dir, metrics, errors, document, self.summary_text)

@@ -13,7 +13,9 @@ from pytest_tau2.plugin.gc_policy import freeze_collected
 from pytest_tau2.plugin.keys import TRIAL_PARAM, scenario_name
 from pytest_tau2.run import split_trial_id
 from pytest_tau2.run.catalog import (
+    EXACT_MARK,
     Catalog,
+    exact_name_keywords,
     keyword_targets,
     node_id_targets,
     pattern_targets,
@@ -36,6 +38,20 @@ def aim_keywords(item: pytest.Item) -> None:
     domain = unavailable_domain(name) if name is not None else None
     if domain is not None:
         item.extra_keyword_matches.update(keyword_targets(item.config.option.keyword, domain))
+
+
+def exact_keywords(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``-k`` words that are a scenario's full name select that scenario only (scenario/selection.py:
+    :func:`~pytest_tau2.scenario.selection.exact_name_keywords`); runs before pytest's ``-k``."""
+    names = {item: scenario_name(item) for item in items}
+    expression, exact = exact_name_keywords(config.option.keyword, {n for n in names.values() if n is not None})
+    if not exact:
+        return
+    config.option.tau2_keyword_asked = config.option.keyword  # what the hints show (selection_hint.py)
+    config.option.keyword = expression
+    for item, name in names.items():
+        if name in exact:
+            item.extra_keyword_matches.add(name + EXACT_MARK)
 
 
 def unavailable_node_ids(

@@ -63,7 +63,8 @@ class SelectionHints:
         self.deselected += [name for name in map(self.scenario_name, items) if name is not None]
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        expression = session.config.option.keyword
+        option = session.config.option
+        expression = getattr(option, "tau2_keyword_asked", None) or option.keyword  # as typed (selection.py)
         selected = [n for n in map(self.scenario_name, session.items) if n is not None]
         if not expression or selected or not self.deselected:
             return

@@ -62,7 +62,8 @@ def scenario_payload(
     }
     texts["transcript.json"] = dumps(redact(transcript))
     texts["scenario_config/agent_prompt.txt"] = scenario.get_agent_prompt()
-    texts["scenario_config/user_prompt.txt"] = scenario.get_user_prompt()
+    call = outcome.extra.get("voice")  # on a phone call the user was shown the call's prompt
+    texts["scenario_config/user_prompt.txt"] = scenario.get_user_prompt() if call is None else call.user_prompt
     texts["scenario_config/metadata.json"] = dumps(redact(metadata))
     texts["scenario_config/tools.json"] = dumps_repeated(tool_schemas)
     if outcome.judge is not None:

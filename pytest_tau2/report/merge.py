@@ -394,6 +394,13 @@ def _all_metrics(
             if block is not None:
                 other[key] = block
             continue
+        if key == "voice":  # the calls' figures, over every turn of the whole run
+            from pytest_tau2.report import calls
+
+            voice = calls.document(metrics)
+            if voice is not None:
+                other[key] = voice
+            continue
         if key == "intervals":  # also over the whole run, at the shards' level
             from pytest_tau2.report import uncertainty
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_tau2.extension.registry import Registry
-from pytest_tau2.report import agreement, failure_modes, leaderboard, reviews, uncertainty
+from pytest_tau2.report import agreement, calls, failure_modes, leaderboard, reviews, uncertainty
 from pytest_tau2.report.record import LIMIT_STOP_REASONS, ScenarioRecord, Usage, read_records
 from pytest_tau2.report.run_record import ErrorEntry
 from pytest_tau2.scoring.signals import signal_specs
@@ -159,7 +159,7 @@ def render(
     names = [e.scenario for e in entries]
     total.scenarios += len(names)
     total.setup_errors = len(names)
-    lines = [_headline(total)]
+    lines = [_headline(total), *calls.summary_lines(calls.document(records))]  # phone calls: docs/voice.md
     if names:
         shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
         lines.append(f"  errors without a result: {shown}")

@@ -4,7 +4,8 @@ A view is a :class:`RunView` in the :data:`VIEWS` registry (extension/registry.p
 file it writes) and a function of the run's :class:`RunFiles`. The run's end on the process that
 owns the results folder (plugin/run_report.py) and ``pytest-tau2 merge`` (report/merge.py) both
 write every registered view through :func:`write_views`, in registration order. The built-ins are
-all_metrics.json and all_summary.txt (required) and report.html (optional); tau2_format adds
+all_metrics.json and all_summary.txt (required), report.html, failure_modes.json and
+all_latencies.csv (optional, the last two only when there is something to write); tau2_format adds
 upstream_differences.json (tau2_format/upstream_diff.py). Each view is written
 on its own: one that fails never keeps the others from being written; the failures come back to
 the caller (a run reports each in one line, ``pytest-tau2 merge`` refuses a failed required one).
@@ -89,10 +90,19 @@ def _failure_modes(run: RunFiles) -> None:
         files.write_json(run.results_dir / "failure_modes.json", found)
 
 
+def _latencies(run: RunFiles) -> None:
+    from pytest_tau2.report import calls  # written when some scenario was a phone call
+
+    text = calls.latencies_csv(run.records)
+    if text is not None:
+        files.write_text(run.results_dir / calls.CSV_NAME, text)
+
+
 for _view in (
     RunView("all_metrics.json", _all_metrics, required=True),
     RunView("all_summary.txt", _summary, required=True),
     RunView("report.html", _html),
     RunView("failure_modes.json", _failure_modes),
+    RunView("all_latencies.csv", _latencies),
 ):
     register_report_view(_view)

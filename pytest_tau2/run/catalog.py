@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pytest_tau2.scenario.base import Scenario
 from pytest_tau2.scenario.registry import all_scenarios
 from pytest_tau2.scenario.selection import (
+    EXACT_MARK,
+    exact_name_keywords,
     keyword_targets,
     node_id_targets,
     pattern_targets,
@@ -20,8 +22,10 @@ from pytest_tau2.scenario.selection import (
 from pytest_tau2.settings import Settings
 
 __all__ = [  # the selection helpers travel with the catalog: the adapter reaches them here
+    "EXACT_MARK",
     "Catalog",
     "Scenario",
+    "exact_name_keywords",
     "keyword_targets",
     "node_id_targets",
     "pattern_targets",

@@ -104,7 +104,7 @@ async def run_scenario(
                 agent_env=seat.agent_env,
                 user_env=seat.user_env,
                 agent_prompt=scenario.get_agent_prompt(),
-                user_prompt=scenario.get_user_prompt(),
+                user_prompt=scenario.get_user_prompt() if line is None else line.user_prompt,
                 limits=limits_for(scenario, settings),
                 greeting=scenario.agent_greeting,
                 history=list(scenario.message_history or []),
@@ -220,26 +220,38 @@ def check_gold_actions(scenario: Scenario) -> None:
 
 def phone_line_for(scenario: Scenario, settings: Settings, seed: int) -> Any:
     """The scenario's phone line under ``--tau2-speech-complexity`` (None when it is off): the
-    task's conditions from tau2's ``tasks_voice.json``, else the preset's defaults (speech/presets.py)."""
-    if not settings.speech_complexity:
+    scenario's own conditions (``speech_conditions``) over the preset's defaults, else the task's
+    from tau2's ``tasks_voice.json``, else the preset's defaults (speech/presets.py); and the
+    simulated user's prompt for the call (speech/caller.py)."""
+    complexity = settings.speech_complexity
+    if not complexity:
         return None
     from pytest_tau2.data.resolve import resolve_data_dir
+    from pytest_tau2.speech.caller import call_user_prompt
     from pytest_tau2.speech.engines import engines_for
     from pytest_tau2.speech.line import PhoneLine, phone_line
-    from pytest_tau2.speech.presets import task_preset
+    from pytest_tau2.speech.presets import default_preset, laid_over, task_preset
 
-    domain = scenario.domain.removeprefix("tau2_")
-    task_id = getattr(scenario, "tau2_id", None) or None
-    preset = task_preset(resolve_data_dir(settings.data_dir), domain, task_id, settings.speech_complexity)
+    data_dir = resolve_data_dir(settings.data_dir)
+    own = scenario.speech_conditions(complexity)
+    if own is not None:
+        preset = laid_over(default_preset(complexity), own, f"{scenario.name}.speech_conditions()")
+        preset["complexity"] = complexity
+    else:
+        task_id = getattr(scenario, "tau2_id", None) or None
+        preset = task_preset(data_dir, scenario.domain.removeprefix("tau2_"), task_id, complexity)
     roles = settings.roles  # --tau2-tts-model / --tau2-asr-model, parsed once (None: the offline engine)
     if roles.tts is None and roles.asr is None:
-        return phone_line(preset, seed)
-    tts, asr = engines_for(
-        None if roles.tts is None else (roles.tts.model, roles.tts.args),
-        None if roles.asr is None else (roles.asr.model, roles.asr.args),
-        settings.llm_timeout,
-    )
-    return PhoneLine(preset, seed, tts, asr)
+        line = phone_line(preset, seed)
+    else:
+        tts, asr = engines_for(
+            None if roles.tts is None else (roles.tts.model, roles.tts.args),
+            None if roles.asr is None else (roles.asr.model, roles.asr.args),
+            settings.llm_timeout,
+        )
+        line = PhoneLine(preset, seed, tts, asr)
+    line.user_prompt = call_user_prompt(scenario, preset, data_dir)
+    return line
 
 
 async def _close_quietly(participant: Any) -> None:

@@ -155,6 +155,20 @@ class Scenario:
         """What a scripted user says first: the goal."""
         return self.user_task.goal
 
+    # ---- a phone call (--tau2-speech-complexity, docs/voice.md) ------------------------------
+
+    def get_call_user_prompt(self, guidelines: str) -> str:
+        """System prompt of the simulated user on a phone call: ``guidelines`` (how to talk on a
+        call, the persona's behaviour included) before this scenario's own user prompt."""
+        return f"{guidelines}\n\n<scenario>\n{self.get_user_prompt()}\n</scenario>"
+
+    def speech_conditions(self, complexity: str) -> Mapping[str, Any] | None:
+        """This scenario's own call under the preset ``complexity``: any keys of a tau2
+        ``tasks_voice.json`` entry (``persona_name``, ``persona_config``, ``environment``,
+        ``source_effects_config``, ...), laid over the preset's defaults. None (the default): the
+        preset's defaults, or for a tau2 task its entry in ``tasks_voice.json``."""
+        return None
+
     # ---- state ----------------------------------------------------------------------------
 
     @property

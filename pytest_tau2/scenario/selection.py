@@ -59,6 +59,27 @@ def keyword_targets(expression: str | None, domain: str) -> list[str]:
     return [w for w in dict.fromkeys(words) if _could_name(w, domain)]
 
 
+EXACT_MARK = "]"
+"""Appended to a ``-k`` word that names a scenario exactly (and to that scenario's keywords)."""
+
+
+def exact_name_keywords(expression: str | None, names: Iterable[str]) -> tuple[str | None, set[str]]:
+    """``-k`` words that are a scenario's full name select that scenario, not the longer names
+    that contain it (``tau2_retail__5`` is not ``tau2_retail__50``): pytest matches substrings,
+    so each such word becomes ``<name>]``, a keyword only that scenario's items carry (the item
+    name ends ``[<name>]``; the plugin adds it to trial items too). Returns the expression to use
+    and the names made exact (none: the expression as it was)."""
+    known = set(names)
+    if not expression:
+        return expression, set()
+    words = {w for w in _KEYWORD_WORD.findall(expression) if w in known}
+    exact = {w for w in words if any(w != n and w in n for n in known)}
+    if not exact:
+        return expression, set()
+    rewritten = _KEYWORD_WORD.sub(lambda m: m[0] + EXACT_MARK if m[0] in exact else m[0], expression)
+    return rewritten, exact
+
+
 def pattern_targets(pattern: str, domain: str) -> bool:
     """Whether a ``--tau2-scenarios`` name or glob could match a scenario of ``domain``."""
     literal = re.split(r"[*?\[]", pattern, maxsplit=1)[0]

@@ -30,6 +30,14 @@ RATE = 16000
 """The line's sample rate: the call's WAV and the recognizer's input."""
 GAP_S = 0.4
 """Silence between utterances in the call's WAV (fixed, so the file depends on the seed alone)."""
+BARGE_IN_CHANCE = 0.4
+"""Under interruptions, the chance that the user cuts in on an agent utterance long enough (seeded)."""
+BARGE_IN_MIN_S = 1.5
+"""Agent utterances shorter than this are never cut in on."""
+BARGE_IN_SPAN = (0.4, 0.8)
+"""Where in the agent's utterance the user starts talking (a fraction of its length, uniform)."""
+OVERLAP_S = 0.5
+"""How long the agent keeps talking over the user before it stops (the overlap in the call's WAV)."""
 _ACCENTS = ("en-gb-scotland", "en-029", "en-gb-x-rp", "en-gb-x-gbclan", "en-gb")
 _CONTROL_TOKENS = re.compile(r"#{2,}[A-Z_]+#{2,}")
 _WORD = re.compile(r"[a-z0-9']+")
@@ -46,6 +54,9 @@ class Utterance:
     """Clock time its audio was ready (the user's end of speech; the agent's first audio)."""
     tts_s: float
     asr_s: float
+    cut: int | None = None
+    """An agent utterance the user cut in on: the sample where the user started talking (the
+    user heard the audio up to there)."""
 
 
 class PhoneLine:
@@ -62,10 +73,23 @@ class PhoneLine:
     ) -> None:
         self.preset, self.seed, self.tts, self.asr, self.clock = preset, seed, tts, asr, clock
         self.utterances: list[Utterance] = []
+        self.user_prompt = ""
+        """The simulated user's system prompt on this call (speech/caller.py; set by the runner)."""
         persona = str(preset.get("persona_name") or "plain")
         accented = preset.get("complexity") == "regular" or "accents" in str(preset.get("complexity"))
         pick = zlib.crc32(persona.encode()) % len(_ACCENTS)
         self.voices = {"user": _ACCENTS[pick] if accented else "en-us", "agent": "en-us+f3"}
+        persona_config = preset.get("persona_config") or {}
+        self.barges_in = bool(preset.get("enable_interruptions")) and persona_config.get("interrupt_tendency") == (
+            "interrupts"
+        )
+        """Whether the user may cut in on the agent (the preset's interruptions and the persona's tendency)."""
+        self.hung_up = False
+        """Set by :meth:`hang_up`: what is still carried ends the call, so no one cuts in on it."""
+
+    def hang_up(self) -> None:
+        """The conversation is over: the utterances still to carry get no answer (the loop calls it)."""
+        self.hung_up = True
 
     async def carry(self, side: str, text: str) -> str:
         """What the other side hears of ``text`` said by ``side`` ("user" or "agent")."""
@@ -83,14 +107,25 @@ class PhoneLine:
             signal = audio.resample(audio.from_pcm16(pcm), rate, RATE)
             signal = self._user_effects(signal, rng) if side == "user" else self._channel(signal, rng, drops=False)
         ready = self.clock()
-        heard = self.asr.transcribe(audio.to_pcm16(signal)) if len(signal) else ""
-        self.utterances.append(Utterance(side, text, heard, signal, ready, ready - start, self.clock() - ready))
+        cut = self._barge_in(len(signal), index) if side == "agent" else None
+        heard = self.asr.transcribe(audio.to_pcm16(signal[:cut])) if len(signal) else ""
+        self.utterances.append(Utterance(side, text, heard, signal, ready, ready - start, self.clock() - ready, cut))
         return heard
 
     def record(self, side: str, spoken: str, heard: str, signal: audio.Signal, ready: float, asr_s: float) -> None:
         """Add an utterance whose audio came from outside the line (a bot's speech over the
         WebSocket, bot/voice_client.py): ``signal`` at :data:`RATE`, ``ready`` its first audio."""
         self.utterances.append(Utterance(side, spoken, heard, signal, ready, 0.0, asr_s))
+
+    def _barge_in(self, length: int, index: int) -> int | None:
+        """Where the user cuts in on an agent utterance of ``length`` samples (None: it does not),
+        drawn from its own generator (the effects' draws stay as they were)."""
+        if not self.barges_in or self.hung_up or length < BARGE_IN_MIN_S * RATE:
+            return None
+        rng = np.random.default_rng([self.seed & 0xFFFFFFFF, index, 2])
+        if rng.random() >= BARGE_IN_CHANCE:
+            return None
+        return int(length * rng.uniform(*BARGE_IN_SPAN))
 
     def _aside(self, text: str, rng: np.random.Generator) -> str:
         """A phrase said to someone else in the room before ``text`` (``behavior`` presets)."""
@@ -136,17 +171,39 @@ class PhoneLine:
 
     # ---- the call's record ---------------------------------------------------------------------
 
-    def call_wav(self) -> bytes:
-        """The call as a stereo WAV at :data:`RATE` (user left, agent right), utterances one after
-        the other with :data:`GAP_S` of silence between them."""
+    def timeline(self) -> list[tuple[int, int]]:
+        """``(start, length)`` in samples of each utterance in the call's WAV: one after the other
+        with :data:`GAP_S` of silence between them; an agent utterance the user cut in on plays
+        until :data:`OVERLAP_S` after the user started, and the user's utterance starts at the cut."""
         gap = int(GAP_S * RATE)
-        total = gap + sum(len(u.signal) + gap for u in self.utterances)
-        left, right = np.zeros(total, dtype=np.float32), np.zeros(total, dtype=np.float32)
+        out: list[tuple[int, int]] = []
         cursor = gap
-        for u in self.utterances:
+        cut_in = set(self.cut_in())
+        for i, u in enumerate(self.utterances):
+            if i in cut_in and u.cut is not None:
+                out.append((cursor, min(len(u.signal), u.cut + int(OVERLAP_S * RATE))))
+                cursor += u.cut
+            else:
+                out.append((cursor, len(u.signal)))
+                cursor += len(u.signal) + gap
+        return out
+
+    def cut_in(self) -> list[int]:
+        """The indexes of the agent utterances the user cut in on (the next utterance is the user's)."""
+        utterances = self.utterances
+        return [
+            i for i, u in enumerate(utterances) if u.cut is not None and i + 1 < len(utterances)
+            and utterances[i + 1].side == "user"
+        ]  # fmt: skip
+
+    def call_wav(self) -> bytes:
+        """The call as a stereo WAV at :data:`RATE` (user left, agent right), laid out by :meth:`timeline`."""
+        spans = self.timeline()
+        total = max([start + length for start, length in spans], default=0) + int(GAP_S * RATE)
+        left, right = np.zeros(total, dtype=np.float32), np.zeros(total, dtype=np.float32)
+        for u, (start, length) in zip(self.utterances, spans, strict=True):
             channel = left if u.side == "user" else right
-            channel[cursor : cursor + len(u.signal)] = u.signal
-            cursor += len(u.signal) + gap
+            channel[start : start + length] += u.signal[:length]
         return audio.wav_bytes([left, right], RATE)
 
     def latencies(self) -> list[float]:
@@ -166,6 +223,9 @@ class PhoneLine:
         latencies = self.latencies()
         stats = {f"p{q}": round(float(np.percentile(latencies, q)), 4) if latencies else None for q in (50, 90, 95)}
         sides = ("user", "agent")
+        spans = self.timeline()
+        cut = self.cut_in()
+        overlap = sum(max(0, spans[i][0] + spans[i][1] - spans[i + 1][0]) for i in cut)
         return {
             "complexity": self.preset.get("complexity"),
             "persona": self.preset.get("persona_name"),
@@ -180,6 +240,9 @@ class PhoneLine:
                 for i, u in enumerate(self.utterances)
                 for token in misheard(u.spoken, u.heard)
             ],
+            "interruptions": len(cut),
+            "overlap_s": round(overlap / RATE, 3),
+            "call_s": round((max([a + n for a, n in spans], default=0) + int(GAP_S * RATE)) / RATE, 3),
             "turns": [
                 {
                     "side": u.side,
@@ -188,8 +251,11 @@ class PhoneLine:
                     "audio_s": round(len(u.signal) / RATE, 3),
                     "tts_s": round(u.tts_s, 4),
                     "asr_s": round(u.asr_s, 4),
+                    "start_s": round(start / RATE, 3),
+                    "end_s": round((start + length) / RATE, 3),
+                    "interrupted": i in cut,
                 }
-                for u in self.utterances
+                for i, (u, (start, length)) in enumerate(zip(self.utterances, spans, strict=True))
             ],
         }
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,7 @@ def default_preset(complexity: str) -> dict[str, Any]:
     source["enable_background_noise"] = source["enable_burst_noise"] = audio
     channel["enable_frame_drops"] = speech["enable_dynamic_muffling"] = audio
     speech["enable_non_directed_phrases"] = preset["enable_interruptions"] = behavior
+    preset["persona_config"]["interrupt_tendency"] = "interrupts" if behavior else "waits"
     if not audio:
         preset["background_noise_file"], preset["burst_noise_files"], preset["environment"] = None, [], None
     preset["persona_name"] = "accented" if accents else "plain"
@@ -105,3 +107,17 @@ def task_preset(data_dir: Path | None, domain: str, task_id: str | None, complex
     if not isinstance(preset, dict):
         return default_preset(complexity)
     return copy.deepcopy(preset)
+
+
+def laid_over(base: dict[str, Any], own: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``own`` conditions laid over ``base`` (nested objects key by key); a value of the wrong
+    kind is a ScenarioDefinitionError naming ``where`` and the key."""
+    out = copy.deepcopy(base)
+    for key, value in own.items():
+        if isinstance(out.get(key), dict):
+            if not isinstance(value, Mapping):
+                raise ScenarioDefinitionError(f"{where}: speech condition {key!r} must be an object, got {value!r}")
+            out[key] = laid_over(out[key], value, f"{where}.{key}")
+        else:
+            out[key] = copy.deepcopy(value)
+    return out

@@ -37,3 +37,23 @@ def test_an_unknown_name_is_a_usage_error_with_suggestions() -> None:
     assert done.returncode == 4
     assert "no collected scenario matches 'restaurant__pizza_peperoni'" in done.stderr
     assert "did you mean restaurant__pizza_pepperoni" in done.stderr
+
+
+def test_a_keyword_that_is_a_full_scenario_name_selects_that_scenario_only() -> None:
+    # -k matches substrings; a word that is a whole scenario name is made exact (tau2_retail__5 is
+    # not tau2_retail__50..59), a word that is no name stays a substring (restaurant__pizza).
+    done = collect("-k", "tau2_retail__5 or restaurant__pizza or (tau2_retail__1 and not tau2_retail__1)")
+    items = sorted(line for line in done.stdout.splitlines() if "::" in line)
+    assert items == [
+        "scenarios/test_scenarios.py::test_scenario[restaurant__pizza_pepperoni]",
+        "scenarios/test_scenarios.py::test_scenario[tau2_retail__5]",
+    ], done.stdout[-2000:]
+
+
+def test_exact_name_keywords_rewrites_only_names_that_others_contain() -> None:
+    from pytest_tau2.scenario.selection import exact_name_keywords
+
+    names = ["shop__5", "shop__50", "shop__6", "shop__x-t1"]
+    assert exact_name_keywords("shop__5 or not (shop__6)", names) == ("shop__5] or not (shop__6)", {"shop__5"})
+    assert exact_name_keywords("shop__50 and shop", names) == ("shop__50 and shop", set())
+    assert exact_name_keywords(None, names) == (None, set())

@@ -45,6 +45,7 @@ def test_every_extension_point_is_a_registry() -> None:
         "all_summary.txt",
         "report.html",
         "failure_modes.json",
+        "all_latencies.csv",
         "upstream_differences.json",
     ]
 

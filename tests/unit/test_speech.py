@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import shutil
 import wave
 from pathlib import Path
 from typing import Any
@@ -202,3 +203,126 @@ def test_the_speech_option_offers_exactly_the_presets() -> None:
 
     option = next(o for o in OPTIONS if o.name == "speech_complexity")
     assert option.choices == PRESETS
+
+
+def barging_call(seed: int, *, hang_up: bool = False) -> PhoneLine:
+    """A ``control_behavior`` call (interruptions on, the persona cuts in) with long agent turns."""
+    preset = default_preset("control_behavior")
+    line = PhoneLine(preset, seed, Tone(), Echo())
+    long = " ".join(["word"] * 12)  # 2.4 s of tones: long enough to be cut in on
+
+    async def talk() -> None:
+        for _ in range(6):
+            await line.carry("agent", long)
+            await line.carry("user", "yes")
+        if hang_up:
+            line.hang_up()
+        await line.carry("agent", long)
+
+    asyncio.run(talk())
+    return line
+
+
+def test_interruptions_overlap_the_call_and_cut_what_the_user_heard() -> None:
+    assert barging_call(3).call_wav() == barging_call(3).call_wav()
+    line = next(c for c in map(barging_call, range(20)) if c.summary()["interruptions"])
+    summary = line.summary()
+    turns = summary["turns"]
+    cut = [i for i, t in enumerate(turns) if t["interrupted"]]
+    assert summary["interruptions"] == len(cut) > 0
+    for i in cut:  # the user starts while the agent still talks; the agent stops OVERLAP_S later
+        assert turns[i]["side"] == "agent" and turns[i + 1]["start_s"] < turns[i]["end_s"]
+        assert turns[i]["end_s"] - turns[i + 1]["start_s"] == pytest.approx(0.5, abs=1e-3)
+        assert turns[i]["end_s"] - turns[i]["start_s"] < turns[i]["audio_s"]
+    assert summary["overlap_s"] == pytest.approx(0.5 * len(cut), abs=1e-2)
+    with wave.open(io.BytesIO(line.call_wav())) as wav:
+        assert wav.getnframes() / RATE == pytest.approx(summary["call_s"], abs=1e-3)
+        frames = np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2").reshape(-1, 2)
+    start = int(turns[cut[0] + 1]["start_s"] * RATE)
+    both = frames[start : start + int(0.4 * RATE)]
+    assert np.abs(both[:, 0]).max() > 0 and np.abs(both[:, 1]).max() > 0  # both sides speak at once
+
+
+def test_no_one_cuts_in_on_the_utterance_that_ends_the_call() -> None:
+    for seed in range(12):
+        assert not barging_call(seed, hang_up=True).utterances[-1].cut
+
+
+def test_default_personas_interrupt_only_under_behavior() -> None:
+    assert default_preset("control")["persona_config"]["interrupt_tendency"] == "waits"
+    assert default_preset("control_behavior")["persona_config"]["interrupt_tendency"] == "interrupts"
+    assert not PhoneLine(default_preset("control_audio"), 1, Tone(), Echo()).barges_in
+
+
+def test_the_callers_prompt_has_the_voice_guidelines_and_the_persona(tmp_path: Path) -> None:
+    from pytest_tau2.speech.caller import MINIMAL_VERBOSITY, PLAIN_CALL_GUIDELINES, voice_guidelines
+
+    preset = default_preset("regular")
+    own = voice_guidelines(None, preset, with_tools=False)  # no tau2 data: our own call guidelines
+    assert own.startswith(PLAIN_CALL_GUIDELINES.split("<")[0]) and MINIMAL_VERBOSITY in own
+    assert "<PERSONA_GUIDELINES>" not in own and "cut in" in own
+    folder = tmp_path / "tau2" / "user_simulator"
+    folder.mkdir(parents=True)
+    (folder / "simulation_guidelines_voice_tools.md").write_text("TOOLS\n<PERSONA_GUIDELINES>\nEND", "utf-8")
+    quiet = voice_guidelines(tmp_path, default_preset("control"), with_tools=True)
+    assert quiet == f"TOOLS\n\n\n{MINIMAL_VERBOSITY}\n\nEND"  # upstream's blank lines around the persona's part
+
+
+def test_a_custom_scenarios_own_conditions_lie_over_the_presets() -> None:
+    from pytest_tau2.run.pipeline import phone_line_for
+    from pytest_tau2.scenario.base import Scenario
+    from pytest_tau2.scoring.names import SuccessSignal
+    from pytest_tau2.settings import Settings
+
+    class Calling(Scenario):
+        name = "calls__own"
+        success_signals = (SuccessSignal.CLEAN_EXIT,)
+
+        def speech_conditions(self, complexity: str) -> dict[str, Any]:
+            return {"persona_name": "grandma", "persona_config": {"verbosity": "standard"},
+                    "source_effects_config": {"noise_snr_db": 5.0}}  # fmt: skip
+
+    settings = Settings(results_dir="unused", speech_complexity="control_audio", data_dir=None)
+    line = phone_line_for(Calling(), settings, 1)
+    assert line.preset["persona_name"] == "grandma" and line.preset["complexity"] == "control_audio"
+    assert line.preset["source_effects_config"]["noise_snr_db"] == 5.0
+    assert line.preset["source_effects_config"]["enable_background_noise"]  # the preset's default kept
+    assert "Keep it short" not in line.user_prompt and "<scenario>\nYou are" in line.user_prompt
+
+    class Broken(Calling):
+        def speech_conditions(self, complexity: str) -> dict[str, Any]:
+            return {"persona_config": "chatty"}
+
+    with pytest.raises(ScenarioDefinitionError, match=r"calls__own.speech_conditions\(\): .*'persona_config'"):
+        phone_line_for(Broken(), settings, 1)
+
+
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng not installed")
+def test_recognition_depends_on_the_audio_alone_not_on_what_came_before() -> None:
+    # Under --tau2-concurrency the calls' utterances reach the one recognizer in any order: the
+    # text of each must not depend on it (pocketsphinx's normalization adapts unless reset).
+    pytest.importorskip("pocketsphinx")
+    from pytest_tau2.speech.engines import EspeakTTS, PocketsphinxASR
+
+    tts = EspeakTTS()
+    said = ("Hi! How can I help you today?", "My email is yusuf dot rossi at example dot com.")
+    pcms = []
+    for text in said:
+        pcm, rate = tts.synthesize(text, "en-us+f3")
+        pcms.append(audio.to_pcm16(audio.telephony(audio.resample(audio.from_pcm16(pcm), rate, RATE), RATE)))
+    after_another = PocketsphinxASR()
+    after_another.transcribe(pcms[0])
+    assert after_another.transcribe(pcms[1]) == PocketsphinxASR().transcribe(pcms[1])
+
+
+def test_a_cut_near_the_end_still_counts_with_the_overlap_that_was_left() -> None:
+    from pytest_tau2.speech.line import Utterance
+
+    line = PhoneLine(default_preset("control_behavior"), 1, Tone(), Echo())
+    agent, user = tone(1.6), tone(1.0)
+    line.utterances = [Utterance("agent", "a", "", agent, 0.0, 0.0, 0.0, cut=int(1.28 * RATE)),
+                       Utterance("user", "b", "", user, 0.0, 0.0, 0.0)]  # fmt: skip
+    summary = line.summary()
+    assert summary["interruptions"] == 1 and summary["overlap_s"] == pytest.approx(0.32, abs=1e-3)
+    assert [t["interrupted"] for t in summary["turns"]] == [True, False]
+    assert summary["turns"][1]["start_s"] == pytest.approx(0.4 + 1.28, abs=1e-3)

@@ -185,6 +185,14 @@ class Tau2BaseScenario(Scenario):
         guidelines = read_text(self.root / self.guidelines_file)
         return prompts.user_prompt(guidelines, self.task.get("user_scenario") or {})
 
+    def get_call_user_prompt(self, guidelines: str) -> str:
+        """On a phone call the voice guidelines take the text guidelines' place; the scenario is
+        rendered as for text (upstream's template under ``--tau2-prompts upstream``)."""
+        scenario = self.task.get("user_scenario") or {}
+        if self.upstream_view is not None:
+            return upstream_view.user_prompt_around(self.upstream_view, guidelines, scenario)
+        return prompts.user_prompt(guidelines, scenario)
+
     def tool_schemas(self, side: str) -> dict[str, JSONObject]:
         """Upstream's schemas of ``side``'s tools by name under ``--tau2-prompts upstream`` (else
         none: each tool describes itself); a tool upstream's view lacks keeps its own."""

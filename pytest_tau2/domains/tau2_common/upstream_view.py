@@ -104,6 +104,11 @@ def user_system_prompt(
     if key not in texts:
         raise DataError(f"the tau2 view has no user guidelines {key!r} (pytest-tau2 data view derives them)")
     guidelines = texts[key].replace(PERSONA_MARK, "")
+    return user_prompt_around(view, guidelines, user_scenario)
+
+
+def user_prompt_around(view: JSONObject, guidelines: str, user_scenario: UserScenario) -> str:
+    """Upstream's user-simulator template filled with ``guidelines`` (the voice ones on a call) and the scenario."""
     template = str(view["user_system_prompt_template"])
     return template.format(
         global_user_sim_guidelines_with_persona=guidelines, instructions=render_scenario(user_scenario)

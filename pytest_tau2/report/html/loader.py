@@ -38,6 +38,7 @@ RAW_FILES = (
     METADATA,
     "scenario_config/agent_prompt.txt",
     "scenario_config/user_prompt.txt",
+    "call.wav",
     "scenario_config/tools.json",
 )
 """The per-scenario files the panel links to, when they exist."""

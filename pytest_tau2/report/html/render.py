@@ -187,6 +187,8 @@ def _payload(runs: list[Run], labels: list[str], base: Path, compress: bool | No
             if folder:
                 prefix = _relative(folder, base)
                 detail["files"] = [[name, f"{prefix}/{name}"] for name in raw_files(folder)]
+                if (folder / "call.wav").is_file():  # a phone call: the panel's player (docs/voice.md)
+                    detail["call"] = f"{prefix}/call.wav"
             else:
                 detail["files"] = []
             texts.append((element_id, _script_json(detail)))

@@ -226,7 +226,7 @@
       return;
     }
     whenDetails(() => details(cell).then((d) => {
-      if (openKey === key) $("panel-body").innerHTML = runTabs(row, r) + panel(row, cell, d);
+      if (openKey === key) { $("panel-body").innerHTML = runTabs(row, r) + panel(row, cell, d); callSource(); }
     }).catch((e) => { $("panel-body").innerHTML = `<div class="alert">${esc(e.message)}</div>`; }));
   }
 
@@ -295,6 +295,7 @@
     if (m.tau2_reward_breakdown != null) out += `<div class="block"><h3>tau2 reward breakdown</h3>${rewardBreakdown(m.tau2_reward_breakdown)}</div>`;
     out += `<div class="block" id="signals"><h3>Signals</h3>${signalList(m)}</div>`;
     out += `<div class="block" id="checks"><h3>Checks</h3>${checks(m, d)}</div>`;
+    if (m.voice && typeof m.voice === "object") out += `<div class="block" id="call"><h3>Phone call</h3>${phoneCall(m.voice, d.call)}</div>`;
     out += `<div class="block" id="conversation"><h3>Conversation</h3>${conversation(d, m)}</div>`;
     const extra = Object.keys(m).filter((k) => !KNOWN.has(k));
     if (extra.length) out += `<div class="block"><h3>Other fields</h3><table class="mini">${extra.map((k) => `<tr><td><code>${esc(k)}</code></td><td><pre>${esc(json(m[k]))}</pre></td></tr>`).join("")}</table></div>`;
@@ -302,6 +303,45 @@
     if (labels.behavior_config != null || labels.voice_config != null) out += `<div class="block"><h3>Persona labels</h3><pre>${esc(json(labels))}</pre></div>`;
     out += `<div class="block files"><h3>Raw files</h3>${(d.files || []).map(([name, href]) => `<a href="${esc(href)}">${esc(name)}</a>`).join("") || '<span class="muted">folder not found</span>'}</div>`;
     return out;
+  }
+
+  // ---------------------------------------------------------------- a phone call (docs/voice.md)
+  // call.wav in a player, its figures, and each utterance at its time in the file: a click seeks there.
+  const clock = (v) => (v == null ? "" : `${Math.floor(v / 60)}:${(v % 60).toFixed(1).padStart(4, "0")}`);
+  const rate = (v) => (v == null ? "–" : Number(v).toFixed(2));
+  function phoneCall(v, src) {
+    const lat = v.latency_s || {};
+    const wer = v.wer || {};
+    let out = '<div class="facts">' + fact("Preset", esc(v.complexity)) + fact("Persona", esc(v.persona)) +
+      fact("Response latency", ["p50", "p90", "p95"].map((q) => `${q} ${lat[q] == null ? "–" : secs(lat[q])}`).join("<br>")) +
+      fact("Word error rate", `user ${rate(wer.user)}<br>agent ${rate(wer.agent)}`) +
+      fact("Interruptions", `${esc(v.interruptions ?? 0)}<div class="muted">${esc(v.overlap_s ?? 0)} s of overlap</div>`) +
+      fact("Speech", secs(v.audio_s)) + "</div>";
+    // call.wav is a file of the results folder, like the raw files: its source is set when the panel opens (callSource)
+    out += src ? `<audio class="call-audio" controls preload="metadata" data-call="${esc(src)}"></audio>` : '<p class="muted">No call.wav in the scenario folder.</p>';
+    const turns = (v.turns || []).map((t) => {
+      const seek = t.start_s != null ? ` data-start="${esc(t.start_s)}" data-end="${esc(t.end_s)}" tabindex="0" title="play from ${clock(t.start_s)}"` : "";
+      const cut = t.interrupted ? ' <span class="tag">the user cut in</span>' : "";
+      return `<li class="turn ${t.side === "agent" ? "agent" : "user"}"${seek}><span class="at">${clock(t.start_s)}</span> ` +
+        `<b>${t.side === "agent" ? "Agent" : "User"}</b> ${esc(t.spoken)}${cut}<div class="muted">heard: ${esc(t.heard || "(nothing)")}</div></li>`;
+    });
+    return out + `<ol class="call-turns">${turns.join("")}</ol>`;
+  }
+  function callSource() {
+    const audio = $("panel-body").querySelector("audio[data-call]");
+    if (audio) audio.setAttribute("src", audio.dataset.call);
+  }
+  function seekCall(li) {
+    const audio = $("panel-body").querySelector(".call-audio");
+    if (!audio) return;
+    audio.currentTime = +li.dataset.start;
+    markTurn(audio);
+  }
+  function markTurn(audio) {
+    const now = audio.currentTime;
+    $("panel-body").querySelectorAll(".call-turns li[data-start]").forEach((li) => {
+      li.classList.toggle("playing", now >= +li.dataset.start && now < +li.dataset.end);
+    });
   }
 
   // where a failed conversation first left the gold (scoring/divergence.py), its argument diff
@@ -542,7 +582,14 @@
     const tr = e.target.closest("tr[data-key]");
     if (tr) open(tr.dataset.key);
   });
-  $("panel-body").addEventListener("click", (e) => { const b = e.target.closest("button[data-run]"); if (b && openKey) open(openKey, +b.dataset.run); });
+  $("panel-body").addEventListener("click", (e) => {
+    const b = e.target.closest("button[data-run]");
+    if (b && openKey) open(openKey, +b.dataset.run);
+    const turn = e.target.closest(".call-turns li[data-start]");
+    if (turn) seekCall(turn);
+  });
+  $("panel-body").addEventListener("keydown", (e) => { const turn = e.target.closest(".call-turns li[data-start]"); if (turn && e.key === "Enter") seekCall(turn); });
+  $("panel-body").addEventListener("timeupdate", (e) => { if (e.target.classList.contains("call-audio")) markTurn(e.target); }, true);
   $("panel-close").addEventListener("click", close);
   $("backdrop").addEventListener("click", close);
   document.addEventListener("keydown", (e) => { if (e.key === "Escape" && openKey) close(); });
