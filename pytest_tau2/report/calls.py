@@ -13,7 +13,7 @@ import csv
 import io
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TypedDict, cast
 
 from pytest_tau2.report.record import ScenarioRecord
 
@@ -35,13 +35,54 @@ CSV_COLUMNS = (
     "user_heard_as",
     "agent_said",
 )
+
+
+class Turn(TypedDict, total=False):
+    """One utterance of a call as metrics.json's ``voice.turns`` holds it (speech/line.py)."""
+
+    side: str
+    spoken: str
+    heard: str
+    audio_s: float
+    start_s: float
+    interrupted: bool
+
+
+class Call(TypedDict, total=False):
+    """The fields of a scenario's ``voice`` object this module reads (docs/voice.md, Metrics)."""
+
+    complexity: str
+    latencies_s: list[float]
+    turns: list[Turn]
+    wer: dict[str, float | None]
+    audio_s: float
+    interruptions: int
+    overlap_s: float
+    misheard_identifiers: list[object]
+
+
+class RunCalls(TypedDict):
+    """all_metrics.json's ``voice`` block."""
+
+    calls: int
+    complexity: list[str]
+    turns: int
+    latency_s: dict[str, float | None]
+    wer: dict[str, float | None]
+    audio_s: float
+    interruptions: int
+    overlap_s: float
+    misheard_identifiers: int
+
+
 _WORD = re.compile(r"[a-z0-9']+")
 _CONTROL = re.compile(r"#{2,}[A-Z_]+#{2,}")
 
 
-def calls(records: Sequence[ScenarioRecord]) -> list[tuple[ScenarioRecord, Mapping[str, Any]]]:
-    """The records that are phone calls, with their ``voice`` object."""
-    return [(r, r.voice) for r in records if isinstance(r.voice, Mapping)]
+def calls(records: Sequence[ScenarioRecord]) -> list[tuple[ScenarioRecord, Call]]:
+    """The records that are phone calls, with their ``voice`` object (JSON: each value is checked
+    where it is read)."""
+    return [(r, cast(Call, r.voice)) for r in records if isinstance(r.voice, Mapping)]
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -61,7 +102,7 @@ def _words(text: object) -> int:
     return len(_WORD.findall(_CONTROL.sub(" ", str(text or "")).lower()))
 
 
-def _wer(found: Sequence[Mapping[str, Any]], side: str) -> float | None:
+def _wer(found: Sequence[Call], side: str) -> float | None:
     """``side``'s word error rate over every call: each call's rate weighted by the words spoken."""
     errors = words = 0.0
     for voice in found:
@@ -76,7 +117,7 @@ def _number(value: object) -> float:
     return float(value) if isinstance(value, (int, float)) else 0.0
 
 
-def document(records: Sequence[ScenarioRecord]) -> dict[str, Any] | None:
+def document(records: Sequence[ScenarioRecord]) -> RunCalls | None:
     """all_metrics.json's ``voice`` block (None: no call in the run)."""
     found = [voice for _, voice in calls(records)]
     if not found:
@@ -95,7 +136,7 @@ def document(records: Sequence[ScenarioRecord]) -> dict[str, Any] | None:
     }
 
 
-def summary_lines(block: Mapping[str, Any] | None) -> list[str]:
+def summary_lines(block: RunCalls | None) -> list[str]:
     """The summary's line about the calls, shown under the success rate."""
     if not block:
         return []
@@ -113,13 +154,13 @@ def summary_lines(block: Mapping[str, Any] | None) -> list[str]:
     return [line]
 
 
-def _rows(record: ScenarioRecord, voice: Mapping[str, Any]) -> Iterator[dict[str, object]]:
+def _rows(record: ScenarioRecord, voice: Call) -> Iterator[dict[str, object]]:
     """One row per latency: the agent turn that answered a user turn (paired as the line pairs
     them, speech/line.py); a call with latencies but no turns (a WebSocket bot's) gets bare rows."""
     latencies = [v for v in voice.get("latencies_s") or [] if isinstance(v, (int, float))]
     turns = list(voice.get("turns") or [])
-    pairs: list[tuple[int, Mapping[str, Any], Mapping[str, Any]]] = []
-    last_user: Mapping[str, Any] | None = None
+    pairs: list[tuple[int, Turn, Turn]] = []
+    last_user: Turn | None = None
     for index, turn in enumerate(turns):
         if turn.get("side") == "user":
             last_user = turn

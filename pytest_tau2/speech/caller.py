@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 VOICE_GUIDELINES = "tau2/user_simulator/simulation_guidelines_voice.md"
 VOICE_GUIDELINES_TOOLS = "tau2/user_simulator/simulation_guidelines_voice_tools.md"
@@ -53,9 +53,10 @@ class Calling(Protocol):
     def get_call_user_prompt(self, guidelines: str) -> str: ...
 
 
-def persona_guidelines(preset: Mapping[str, Any]) -> str:
+def persona_guidelines(preset: Mapping[str, object]) -> str:
     """What the preset's ``persona_config`` asks of the user (empty when nothing)."""
-    config = preset.get("persona_config") or {}
+    found = preset.get("persona_config")
+    config: Mapping[str, object] = found if isinstance(found, Mapping) else {}
     parts = []
     if config.get("verbosity") == "minimal":
         parts.append(MINIMAL_VERBOSITY)
@@ -64,7 +65,7 @@ def persona_guidelines(preset: Mapping[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
-def voice_guidelines(data_dir: Path | None, preset: Mapping[str, Any], *, with_tools: bool) -> str:
+def voice_guidelines(data_dir: Path | None, preset: Mapping[str, object], *, with_tools: bool) -> str:
     """tau2's voice guidelines for the user (with the persona's part in place), else ours."""
     name = VOICE_GUIDELINES_TOOLS if with_tools else VOICE_GUIDELINES
     path = data_dir / name if data_dir is not None else None
@@ -73,7 +74,7 @@ def voice_guidelines(data_dir: Path | None, preset: Mapping[str, Any], *, with_t
     return text.replace(PERSONA_MARK, f"\n\n{persona}\n" if persona else "")
 
 
-def call_user_prompt(scenario: Calling, preset: Mapping[str, Any], data_dir: Path | None) -> str:
+def call_user_prompt(scenario: Calling, preset: Mapping[str, object], data_dir: Path | None) -> str:
     """The simulated user's system prompt on this scenario's call (``Scenario.get_call_user_prompt``)."""
     with_tools = "user" in scenario.sides
     return scenario.get_call_user_prompt(voice_guidelines(data_dir, preset, with_tools=with_tools))
