@@ -85,7 +85,10 @@ def test_a_limit_stops_the_conversation_which_is_scored(
         assert len(run.transcript(JUDGED)) >= 6
     if reason == "max_duration":
         assert "max_duration 1.5 s reached" in check["message"]
-        assert metrics["conversation_duration_s"] < 3
+        # Stopped by the clock, not by the script's end (~16 calls): every call takes at least the
+        # server's 0.3 s, so 1.5 s holds at most 5 calls and one cut short; load only makes calls
+        # slower, so fewer fit. (The wall-clock bound this replaces, duration < 3 s, failed under load.)
+        assert 1 <= usage["agent"]["calls"] + usage["user"]["calls"] <= 6, usage
     assert run.properties(JUDGED)["stop_reason"] == reason
     assert f'"sr":"{reason}"' in (run.results_dir / "report.html").read_text("utf-8")  # the HTML report's row
     assert f"stopped by a per-scenario limit (scored as the agent's outcome): {reason} 1" in run.summary()
