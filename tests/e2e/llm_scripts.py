@@ -301,7 +301,7 @@ def for_model(requests: Sequence[dict[str, Any]], model: str) -> list[dict[str, 
 NESTED_PLUGINS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_ADDOPTS": "-p tau2 -p xdist"}
 """A nested run loads the plugins it uses by name: pytest-tau2, and xdist for ``-n``. Autoloading
 every installed plugin (hypothesis, anyio with trio, benchmark, rerunfailures, teamcity, ...) cost
-about 0.25 s of CPU at each of the suite's hundreds of nested starts. Loading pytest-tau2 through
+about 0.23 s of CPU at each of the suite's hundreds of nested starts. Loading pytest-tau2 through
 its entry point is still run by tests/plugin (``Project.run(autoload=True)``) and tests/docs."""
 
 
