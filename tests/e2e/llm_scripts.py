@@ -298,10 +298,18 @@ def for_model(requests: Sequence[dict[str, Any]], model: str) -> list[dict[str, 
 # ---- running pytest in a subprocess ----------------------------------------------------------------
 
 
+NESTED_PLUGINS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_ADDOPTS": "-p tau2 -p xdist"}
+"""A nested run loads the plugins it uses by name: pytest-tau2, and xdist for ``-n``. Autoloading
+every installed plugin (hypothesis, anyio with trio, benchmark, rerunfailures, teamcity, ...) cost
+about 0.23 s of CPU at each of the suite's hundreds of nested starts. Loading pytest-tau2 through
+its entry point is still run by tests/plugin (``Project.run(autoload=True)``) and tests/docs."""
+
+
 def subprocess_env(**extra: str) -> dict[str, str]:
     """The environment of a nested pytest run: offline litellm, the data folder, no outer options."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "TAU2_"))}
     env.update(TAU2_DATA_DIR=str(DATA_DIR), LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONDONTWRITEBYTECODE="1")
+    env.update(NESTED_PLUGINS)
     # These scripts find a task by our <scenario> block and close with EndConversationTool: the seed
     # prompts, unless a run says --tau2-prompts (tests/e2e/test_upstream_prompts.py runs upstream's).
     env.update(TAU2_PROMPTS="seed")

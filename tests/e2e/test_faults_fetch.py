@@ -42,7 +42,8 @@ def test_a_destination_that_is_a_file_fails_at_once_in_one_line(tmp_path: Path) 
     done = subprocess.run(command, cwd=REPO_ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=60)
     took = time.monotonic() - start
     assert done.returncode == 1, done.stderr
-    assert took < 10, took  # was 4 attempts with back-off for every file
+    # Was 4 attempts with back-off for every file; the lines below are the exact check, this bounds a hang.
+    assert took < 30, took
     lines = done.stderr.splitlines()
     stop = [line for line in lines if line.startswith("stopped after")]
     assert stop == [f"stopped after {RETAIL[0]}: cannot write into {dest}: Not a directory; 4 more file(s) not tried"]

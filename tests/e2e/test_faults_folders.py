@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.llm_scripts import NESTED_PLUGINS
 from tests.support.tau2_data import has_data, skip_reason
 
 if not has_data("retail"):
@@ -29,7 +30,7 @@ DEEP = "[" * 100_000 + "]" * 100_000
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TAU2_", "PYTEST_"))}
-    env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONDONTWRITEBYTECODE="1")
+    env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONDONTWRITEBYTECODE="1", **NESTED_PLUGINS)
     if os.environ.get("TAU2_DATA_DIR"):
         env["TAU2_DATA_DIR"] = os.environ["TAU2_DATA_DIR"]
     env.update(extra)

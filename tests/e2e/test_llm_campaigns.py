@@ -23,12 +23,13 @@ import pytest
 from tests.e2e.llm_scripts import (
     REPO_ROOT,
     ScriptedModels,
+    judge_json,
     model_options,
     node,
     run_pytest,
     subprocess_env,
 )
-from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.fake_openai import FakeOpenAIServer, text
 
 TRANSPORTS = ["auto", "litellm"]
 PRICES = "openai/agent=2/8,openai/user=1/4,openai/judge=1/4"
@@ -50,6 +51,11 @@ def test_a_limit_stops_the_conversation_which_is_scored(
     tmp_path: Path, transport: str, option: str, value: str, reason: str
 ) -> None:
     models = ScriptedModels()
+    if reason == "max_duration":
+        # On a loaded machine the clock can run out before the first reply (litellm's first import
+        # alone is ~4 s of CPU): the judge then sees no message naming the task. It grades that
+        # empty conversation (JUDGED has one NL assertion) instead of answering no verdict.
+        models.judge[""] = text(judge_json([False]))
     with FakeOpenAIServer(latency_s=0.3 if reason == "max_duration" else 0.0) as server:
         models.install(server)
         run = run_pytest(
@@ -74,7 +80,8 @@ def test_a_limit_stops_the_conversation_which_is_scored(
     assert f"stop_reason: {reason}; {reason} " in check["message"] and "reached" in check["message"]
     usage = metrics["token_usage"]
     assert usage["judge"]["calls"] == 1  # the judge still grades what was said
-    assert usage["agent"]["cost_usd"] > 0  # priced by --tau2-price on both transports
+    # Priced by --tau2-price on both transports (max_duration on a loaded machine: maybe no call).
+    assert usage["agent"]["cost_usd"] > 0 or (reason == "max_duration" and usage["agent"]["calls"] == 0), usage
     spent = sum(usage[s]["total_tokens"] for s in ("agent", "user"))
     if reason == "max_tokens":
         assert spent >= 9000  # reached; the judge's own tokens are not counted
@@ -85,7 +92,10 @@ def test_a_limit_stops_the_conversation_which_is_scored(
         assert len(run.transcript(JUDGED)) >= 6
     if reason == "max_duration":
         assert "max_duration 1.5 s reached" in check["message"]
-        assert metrics["conversation_duration_s"] < 3
+        # Stopped by the clock, not by the script's end (~16 calls): every call takes at least the
+        # server's 0.3 s, so 1.5 s holds at most 5 calls and one cut short; load only makes calls
+        # slower, so fewer fit. (The wall-clock bound this replaces, duration < 3 s, failed under load.)
+        assert usage["agent"]["calls"] + usage["user"]["calls"] <= 6, usage
     assert run.properties(JUDGED)["stop_reason"] == reason
     assert f'"sr":"{reason}"' in (run.results_dir / "report.html").read_text("utf-8")  # the HTML report's row
     assert f"stopped by a per-scenario limit (scored as the agent's outcome): {reason} 1" in run.summary()

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.e2e.llm_scripts import NESTED_PLUGINS
 from tests.support.fake_openai import FakeOpenAIServer, error
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,7 +35,7 @@ def test_a_401_is_not_retried_and_stops_the_run(tmp_path: Path) -> None:
                 f"--tau2-results-dir={tmp_path / 'results'}",
             ],
             cwd=REPO,
-            env=dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True"),
+            env=dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", **NESTED_PLUGINS),
             capture_output=True,
             text=True,
             timeout=180,

@@ -92,8 +92,9 @@ def test_hang_was_retried_once_with_the_timeout(hang_run: Recorded) -> None:
     assert len(requests) == RETRIES + 1
     assert agent_requests(hang_run.requests, HANG) == requests  # it never got further
     case = hang_run.run.testcase(name(HANG))
-    # Two ~1 s timeouts and one backoff, not the 60 s the server would have hung.
-    assert float(case.get("time")) < 15, case.get("time")
+    # Two ~1 s timeouts and one backoff, not the 60 s the server would have hung (the bound leaves a
+    # loaded machine room; the request count above is the exact check).
+    assert float(case.get("time")) < 40, case.get("time")
 
 
 def test_hang_metrics_record_the_infrastructure_error(hang_run: Recorded) -> None:

@@ -110,7 +110,7 @@ def test_an_agent_that_never_connects_is_an_error_within_agent_timeout(
     message = str(outcome.conversation.error)
     assert "made no call within 2 s" in message and "never sent an MCP request" in message
     assert "still running" in message and "waiting for nothing" in message
-    assert outcome.conversation.duration_s < 10  # the process was stopped, the run went on
+    assert outcome.conversation.duration_s < 30  # stopped, not the script's 60 s (loose for a loaded machine)
 
 
 HANGS_AFTER_LISTENING = """

@@ -19,13 +19,14 @@ import pytest
 
 from pytest_tau2.bot.server import BotServer
 from tests.e2e.conftest import REPO
+from tests.e2e.llm_scripts import NESTED_PLUGINS
 
 SWEEP = "restaurant__*,tau2_retail__*,tau2_airline__*,tau2_telecom__*"
 HOW_IT_RAN = {"agent", "duration_s", "conversation_duration_s"}
 
 
 def _sweep(results: Path, *extra: str) -> dict[str, Any]:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **NESTED_PLUGINS}
     command = [sys.executable, "-m", "pytest", "-p", "xdist", "-n", "2", "-q", "-p", "no:cacheprovider",
                f"--tau2-scenarios={SWEEP}", f"--tau2-results-dir={results}", "--tau2-prompts=seed",
                *extra]  # fmt: skip

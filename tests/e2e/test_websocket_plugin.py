@@ -14,10 +14,11 @@ from pytest_tau2.bot.server import BotServer, ServerThread
 from pytest_tau2.bot.session import BotConfig
 from pytest_tau2.settings import Settings
 from tests.e2e.conftest import REPO, RESTAURANT
+from tests.e2e.llm_scripts import NESTED_PLUGINS
 
 
 def _pytest(url: str, results: Path, *extra: str, workers: int = 2) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **NESTED_PLUGINS}
     command = [
         sys.executable,
         "-m",

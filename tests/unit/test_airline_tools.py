@@ -357,7 +357,7 @@ def test_calculate_refuses_towers_of_powers_quickly() -> None:
         calculate("9**9**9**9")
     with pytest.raises(ToolError, match="too large"):
         calculate("(10**100000)**100000")
-    assert time.perf_counter() - start < 2
+    assert time.perf_counter() - start < 10  # computed, 9**9**9**9 would never end; loose for a loaded machine
     assert calculate("2**-1") == "0.5"
     assert calculate("1**100000000") == "1.0"
     with pytest.raises(OverflowError):  # large but computable: upstream's float() error

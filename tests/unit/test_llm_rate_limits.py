@@ -82,7 +82,9 @@ def test_retry_after_in_seconds_is_honoured(fake_llm: FakeOpenAIServer, status: 
 
     assert not isinstance(result, BaseException), result
     assert result.text == "ok"
-    assert len(stamps) == 2 and 1.0 <= stamps[1] - stamps[0] < 1.6, stamps  # 1 s plus at most 10% jitter
+    # 1 s plus at most 10% jitter; the upper bound leaves a loaded machine room and still fails a
+    # doubled wait (2 s).
+    assert len(stamps) == 2 and 1.0 <= stamps[1] - stamps[0] < 1.95, stamps
 
 
 @pytest.mark.usefixtures("llm_transport")
@@ -116,7 +118,7 @@ def test_requests_per_minute_spread_the_calls(fake_llm: FakeOpenAIServer) -> Non
     wall = time.monotonic() - started
 
     assert all(not isinstance(r, BaseException) for r in results), results
-    assert 0.45 < wall < 2.0, wall
+    assert 0.45 < wall < 5.0, wall  # ~0.5 s; one call a second (6 s) fails; loose for a loaded machine
     assert fake_llm.refused == 0
 
 

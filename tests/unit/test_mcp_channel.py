@@ -215,7 +215,6 @@ def test_the_loopback_http_server_answers_without_waiting_on_nagle() -> None:
     """A JSON response is headers then body: without TCP_NODELAY on the connection the body waits
     ~40 ms for the client's delayed ACK (it did: 48 ms a call, bench/results/mcp.md)."""
     import socket
-    import statistics
     import time
 
     mcp = pytest.importorskip("mcp")
@@ -246,6 +245,8 @@ def test_the_loopback_http_server_answers_without_waiting_on_nagle() -> None:
                 times.append(time.perf_counter() - start)
         serving.cancel()
         await http.stop()
-        assert statistics.median(times) < 0.035, times  # the Nagle wait alone is 40 ms
+        # The Nagle wait (~40 ms) holds every call, so even the fastest would show it; load only adds
+        # time to some calls (a median failed beside a CPU hog).
+        assert min(times) < 0.035, times
 
     asyncio.run(main())
