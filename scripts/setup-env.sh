@@ -80,5 +80,10 @@ tau2_select_data_dir() {
 }
 
 export LITELLM_LOCAL_MODEL_COST_MAP=True
+# Python's bytecode cache: on a machine that sets PYTHONDONTWRITEBYTECODE every process (each xdist
+# worker, each nested pytest run the suite starts) compiles the package from source again, ~0.75 s of
+# CPU each (measured: importing the plugin's run path costs 1.0 s cold, 0.27 s from the cache), and
+# pytest rewrites every test module again. The caches go to __pycache__, which git ignores.
+unset PYTHONDONTWRITEBYTECODE
 tau2_select_python || exit 1
 tau2_select_data_dir

@@ -26,4 +26,7 @@ fi
 bash scripts/install-browser.sh  # headless Chromium for the HTML report tests (apt-get, as root)
 bash scripts/install-sandbox.sh  # bubblewrap + ripgrep for banking's terminal_use shell (apt-get, as root)
 bash scripts/install-speech.sh  # espeak-ng for the phone-call tests (--tau2-speech-complexity; apt-get, as root)
+# Bytecode for the package, the tests and the scenarios, made once before the workers start (each
+# xdist worker and nested run would otherwise race to write the same files).
+"$PY" -m compileall -q -j 0 pytest_tau2 tests scenarios bench >/dev/null
 "$PY" -m pytest tests -n 2 -q "$@"
