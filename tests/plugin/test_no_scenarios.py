@@ -44,8 +44,9 @@ def _run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, *args: str)
     return pytester.runpytest_subprocess("-p", "tau2", "-p", "xdist", "-p", "no:cacheprovider", *args)
 
 
-PYTESTER_OWN = ("runpytest-", "stdout", "stderr")
-"""What pytester itself leaves in the project folder (its basetemp and captured streams)."""
+PYTESTER_OWN = ("runpytest-", "stdout", "stderr", "__pycache__")
+"""What pytester itself leaves in the project folder (its basetemp and captured streams), and
+Python's bytecode cache of the test module (written unless PYTHONDONTWRITEBYTECODE is set)."""
 
 
 def _created(pytester: pytest.Pytester, before: set[str]) -> set[str]:
