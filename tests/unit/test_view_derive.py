@@ -153,6 +153,29 @@ def test_discoverable_tools_are_read_from_their_docstrings(tmp_path: Path) -> No
     }
 
 
+def test_a_card_without_returns_gets_the_fallback_read_from_upstreams_module() -> None:
+    import ast
+
+    module = ast.parse(
+        textwrap.dedent(
+            """
+            def parse_card(doc):
+                success_message = "Done, made up here."
+                return success_message
+
+            def plain(self):
+                \"\"\"Do it.\"\"\"
+            """
+        )
+    )
+    fallback = view_derive.default_success_message(module)
+    assert fallback == "Done, made up here."
+    method = next(node for node in module.body if isinstance(node, ast.FunctionDef) and node.name == "plain")
+    assert view_derive.discoverable_text(method, fallback)["success_message"] == "Done, made up here."
+    with pytest.raises(DataError, match="no default success_message"):
+        view_derive.default_success_message(ast.parse("x = 1"))
+
+
 def test_a_tree_that_is_not_upstreams_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(DataError, match="not a tau2-bench checkout"):
         view_derive.Source(tmp_path)

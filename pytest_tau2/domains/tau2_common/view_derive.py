@@ -320,15 +320,29 @@ def _split_at(lines: list[str], heading: str) -> tuple[list[str], list[str] | No
     return lines, None
 
 
-def discoverable_text(method: ast.FunctionDef) -> JSONObject:
+def default_success_message(tree: ast.Module) -> str:
+    """The success message upstream's card parser falls back on (a docstring without ``Returns:``),
+    read from its module: the string first assigned to ``success_message`` there."""
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "success_message" for t in node.targets)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            return node.value.value
+    raise DataError("upstream's banking tools module assigns no default success_message (not the pinned source?)")
+
+
+def discoverable_text(method: ast.FunctionDef, default_success: str = "") -> JSONObject:
     """A discoverable tool's card, from its docstring by upstream's rule: the text before an
     ``Args:`` line is the description; in the Args section each line ``name (type[, optional]):
     text`` is a parameter (type ``string`` when none is given); the first line after a
-    ``Returns:`` line there is the success message."""
+    ``Returns:`` line there is the success message (else ``default_success``, upstream's fallback)."""
     lines = (ast.get_docstring(method, clean=True) or "").split("\n")
     head, rest = _split_at(lines, "Args:")
     parameters: JSONObject = {}
-    success = "Action completed successfully."
+    success = default_success
     if rest is not None:
         args, returns = _split_at(rest, "Returns:")
         if returns is not None:
@@ -384,8 +398,9 @@ def derive(checkout: Path | str, data_dir: Path, pin: str) -> JSONObject:
         }
         entry["agent_system_prompt"] = upstream_view.agent_system_prompt(cast(Any, view), policies[domain])
         view["domains"][domain] = entry
+    fallback = default_success_message(source.tree(BANKING_DISCOVERABLE["user"][0]))
     view["domains"]["banking_knowledge"]["discoverable_tools"] = {
-        side: {f.name: discoverable_text(f) for _, f in source.toolkit_methods(ref, discoverable=True)}
+        side: {f.name: discoverable_text(f, fallback) for _, f in source.toolkit_methods(ref, discoverable=True)}
         for side, ref in BANKING_DISCOVERABLE.items()
     }
     return view
