@@ -8,12 +8,19 @@ keeps the submodules that had loaded; the next import of the package runs its ``
 again, finds those submodules already there and never binds them as its attributes, so the
 next scenario fails with ``module 'jsonschema' has no attribute 'exceptions'`` (issue 26.10).
 :func:`import_whole` removes what an interrupted import added, so the next one starts afresh.
+
+These imports are also serialized: they happen in whichever thread first needs the package (a
+tool call off the event loop, the prefetcher's warm-up), and two threads importing submodules of
+one package whose modules import each other (jsonschema) can see it half-initialized:
+``cannot import name 'Draft3Validator' from partially initialized module 'jsonschema.validators'``
+(seen on a loaded machine, a blocking tool's thread beside another scenario's first tool call).
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
@@ -24,16 +31,27 @@ def import_whole(name: str) -> ModuleType:
     package that was not loaded before it is dropped again (only those: another thread's imports
     of packages already loaded are left alone)."""
     module = sys.modules.get(name)
-    if module is not None and not getattr(getattr(module, "__spec__", None), "_initializing", False):
+    if module is not None and not _initializing(module):
         return module
-    loaded = {key.partition(".")[0] for key in list(sys.modules)}
-    try:
-        return importlib.import_module(name)
-    except BaseException:
-        for key in list(sys.modules):
-            if key.partition(".")[0] not in loaded:
-                sys.modules.pop(key, None)
-        raise
+    with _IMPORTING:  # one first import at a time (a thread finding it half-done waits here)
+        module = sys.modules.get(name)
+        if module is not None and not _initializing(module):
+            return module
+        loaded = {key.partition(".")[0] for key in list(sys.modules)}
+        try:
+            return importlib.import_module(name)
+        except BaseException:
+            for key in list(sys.modules):
+                if key.partition(".")[0] not in loaded:
+                    sys.modules.pop(key, None)
+            raise
+
+
+_IMPORTING = threading.RLock()
+
+
+def _initializing(module: ModuleType) -> bool:
+    return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
 
 
 def lazy_exports(
