@@ -28,5 +28,7 @@ bash scripts/install-sandbox.sh  # bubblewrap + ripgrep for banking's terminal_u
 bash scripts/install-speech.sh  # espeak-ng for the phone-call tests (--tau2-speech-complexity; apt-get, as root)
 # Bytecode for the package, the tests and the scenarios, made once before the workers start (each
 # xdist worker and nested run would otherwise race to write the same files).
-"$PY" -m compileall -q -j 0 pytest_tau2 tests scenarios bench >/dev/null
+# A checkout Python cannot write to (read-only) runs without them, as Python itself would.
+"$PY" -m compileall -q -j 0 pytest_tau2 tests scenarios bench >/dev/null 2>&1 \
+  || tau2_note "bytecode caches not written (a read-only checkout?): the suite runs without them, slower"
 "$PY" -m pytest tests -n 2 -q "$@"

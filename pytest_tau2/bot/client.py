@@ -287,6 +287,29 @@ class WebSocketAgent:
                 f"runner could send: {self._last_sent}"
             ) from None
 
+    def closed_error(self, exc: Exception, waiting_for: str) -> InfrastructureError:
+        """The bot closed the connection while the runner waited for ``waiting_for`` (a frame the
+        runner refused as too large says so, with what to change)."""
+        too_large = _too_large(exc)
+        if too_large is not None:
+            return InfrastructureError(
+                f"the bot at {self.shown_url} sent a frame too large ({too_large}) while the runner "
+                f"waited for {waiting_for}, and the runner ended the session (close code 1009). Send smaller "
+                f"frames (a DB only when asked), or raise the agent's max_size; last frame sent: "
+                f"{self._last_sent}"
+            )
+        return InfrastructureError(
+            f"the bot at {self.shown_url} closed the connection ({close_text(exc)}) while the "
+            f"runner waited for {waiting_for}; last frame sent: {self._last_sent}"
+        )
+
+    async def decode_frame(self, raw: str | bytes, waiting_for: str) -> dict[str, Any]:
+        """A frame from the bot, decoded and checked; an invalid one ends the session (``invalid_frame``)."""
+        try:
+            return decode(raw, "bot")
+        except ProtocolError as exc:
+            raise await self._abort("invalid_frame", f"{exc} (while waiting for {waiting_for})") from None
+
     async def _receive(self, expected: str | tuple[str, ...], waiting_for: str) -> dict[str, Any]:
         from websockets.exceptions import ConnectionClosed
 
@@ -300,22 +323,8 @@ class WebSocketAgent:
                 InfrastructureError,
             ) from None
         except ConnectionClosed as exc:
-            too_large = _too_large(exc)
-            if too_large is not None:
-                raise InfrastructureError(
-                    f"the bot at {self.shown_url} sent a frame too large ({too_large}) while the runner "
-                    f"waited for {waiting_for}, and the runner ended the session (close code 1009). Send smaller "
-                    f"frames (a DB only when asked), or raise the agent's max_size; last frame sent: "
-                    f"{self._last_sent}"
-                ) from None
-            raise InfrastructureError(
-                f"the bot at {self.shown_url} closed the connection ({close_text(exc)}) while the "
-                f"runner waited for {waiting_for}; last frame sent: {self._last_sent}"
-            ) from None
-        try:
-            frame = decode(raw, "bot")
-        except ProtocolError as exc:
-            raise await self._abort("invalid_frame", f"{exc} (while waiting for {waiting_for})") from None
+            raise self.closed_error(exc, waiting_for) from None
+        frame = await self.decode_frame(raw, waiting_for)
         if frame["type"] == "error":
             await self.aclose()
             raise ProtocolError(

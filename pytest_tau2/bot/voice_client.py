@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_tau2.bot import audio_wire
-from pytest_tau2.bot.protocol import close_text, decode, excerpt
+from pytest_tau2.bot.protocol import excerpt
 from pytest_tau2.errors import InfrastructureError, ProtocolError
 
 if TYPE_CHECKING:
@@ -172,14 +172,8 @@ class AudioCall:
                     InfrastructureError,
                 ) from None
             except ConnectionClosed as exc:
-                raise InfrastructureError(
-                    f"the bot at {agent.shown_url} closed the connection ({close_text(exc)}) while the "
-                    f"runner waited for {waiting_for}"
-                ) from None
-            try:
-                frame = decode(raw, "bot")
-            except ProtocolError as exc:
-                raise await agent._abort("invalid_frame", f"{exc} (while waiting for {waiting_for})") from None
+                raise agent.closed_error(exc, waiting_for) from None
+            frame = await agent.decode_frame(raw, waiting_for)
             kind = audio_wire.kind(frame)
             if kind == "media":
                 data = audio_wire.payload(frame)
