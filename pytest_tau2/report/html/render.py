@@ -19,7 +19,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, Template, select_autoescape
+from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache, PackageLoader, Template, select_autoescape
+from jinja2.bccache import Bucket
 from markupsafe import Markup
 
 from pytest_tau2.report import agreement, failure_modes, files, null_baseline, uncertainty
@@ -122,15 +123,45 @@ def paired_comparisons(runs: list[Run], labels: list[str]) -> list[Paired]:
     return out
 
 
+class _QuietBytecodeCache(FileSystemBytecodeCache):
+    """Jinja2's own cache of compiled templates, in its per-user folder of the temporary directory
+    (created private; jinja2 refuses one another user owns); a cache that cannot be read or
+    written only means compiling again: never an error of the report."""
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # unreadable, truncated (pickle's error), another jinja2's: compiled again
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+
+def _bytecode_cache() -> BytecodeCache | None:
+    if os.environ.get("TAU2_NO_TEMPLATE_CACHE"):
+        return None
+    try:
+        return _QuietBytecodeCache()
+    except (OSError, RuntimeError):  # no usable temporary folder (jinja2 raises RuntimeError for an unsafe one)
+        return None
+
+
 @functools.cache
 def template() -> Template:
-    """The page template, compiled once per process (~60 ms). A long run compiles it while it
-    waits for its conversations (plugin/prefetching.py), so the end of the run does not pay for it."""
+    """The page template, once per process. Compiling it takes ~50 ms; jinja2's bytecode cache
+    (keyed by the template's source, so an edited template compiles again) makes it ~1 ms from
+    the second run on. A long run loads it while it waits for its conversations
+    (plugin/prefetching.py), so the end of the run does not pay for it."""
     env = Environment(
         loader=PackageLoader("pytest_tau2.report.html", "templates"),
         autoescape=select_autoescape(["html", "j2"], default_for_string=True, default=True),
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=_bytecode_cache(),
     )
     env.filters.update(
         percent=formatting.percent,
