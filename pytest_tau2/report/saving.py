@@ -9,10 +9,18 @@ at a time, and remembers what it wrote, so that the item's own report later does
 twice. A :class:`SaveTicket` is the answer to one save, given at once on the folder's process
 and over the xdist link (plugin/xdist_link.py) on a worker. The first failed save calls
 ``on_failure`` (the adapter stops the run: every later result would be lost the same way).
+
+:meth:`ResultWriter.submit` hands the files to the writer's own thread and answers when they are
+on disk: creating a scenario's folders and files costs a few milliseconds of system calls (~3.6 ms
+on an ext4 disk, bench/results/lean.md), which the event loop that ran the conversation (run/prefetch.py)
+spent there while every other conversation waited for it. The system calls release the GIL, so
+the writes run beside the loop on another core. :meth:`ResultWriter.save` still writes on the
+caller's thread (an item's own report, resume, merge).
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -65,6 +73,10 @@ class ResultWriter:
         self._saved: dict[str, Any] = {}  # folder -> the metrics document written there
         self._lock = threading.Lock()
         self._told = 0
+        self._queue: queue.SimpleQueue[tuple[dict[str, Any], SaveTicket]] = queue.SimpleQueue()
+        self._pending = 0  # submitted, not yet answered
+        self._idle = threading.Condition(threading.Lock())
+        self._thread: threading.Thread | None = None
 
     def save(self, payload: dict[str, Any]) -> str | None:
         """Write one payload; None when it is on disk, else the failure's line."""
@@ -87,20 +99,55 @@ class ResultWriter:
         return line
 
     def submit(self, payload: dict[str, Any]) -> SaveTicket:
-        """:meth:`save`, answered at once."""
-        return SaveTicket.settled(self.save(payload))
+        """:meth:`save` on the writer's thread, in the order submitted; the ticket answers once the
+        files are on disk (or could not be written)."""
+        ticket = SaveTicket()
+        with self._idle:
+            self._pending += 1
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._write_submitted, name="tau2-result-writer", daemon=True)
+                self._thread.start()
+        self._queue.put((payload, ticket))
+        return ticket
+
+    def _write_submitted(self) -> None:
+        while True:
+            payload, ticket = self._queue.get()
+            try:
+                error = self.save(payload)
+            except Exception as exc:  # not a file error: a payload it cannot write, told like a failed save
+                error = f"{payload.get('folder')}: {type(exc).__name__}: {exc}"
+                with self._lock:
+                    self.failures.append(error)
+                    first = len(self.failures) == 1
+                if first and self.on_failure is not None:
+                    self.on_failure(error)
+            ticket.settle(error)
+            with self._idle:
+                self._pending -= 1
+                if not self._pending:
+                    self._idle.notify_all()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every submitted payload has its answer; False if ``timeout`` passed first."""
+        with self._idle:
+            return self._idle.wait_for(lambda: not self._pending, timeout)
 
     def holds(self, payload: Mapping[str, object]) -> bool:
-        """Whether this payload's result is what its folder holds now (written by this writer)."""
+        """Whether this payload's result is what its folder holds now (written by this writer,
+        submitted ones included: they are waited for)."""
+        self.flush()
         with self._lock:
             return bool(self._saved.get(str(payload["folder"]), None) == payload["metrics"])
 
     def saved_folders(self) -> list[str]:
+        self.flush()
         with self._lock:
             return list(self._saved)
 
     def metrics_of(self, folder: str) -> Any:
         """The metrics document saved in ``folder`` by this writer, or None."""
+        self.flush()
         with self._lock:
             return self._saved.get(folder)
 

@@ -69,3 +69,52 @@ def test_a_required_view_that_fails_keeps_no_other_view_from_being_written(tmp_p
     assert [name for name, _ in failed] == ["all_summary.txt"] and views.VIEWS["all_summary.txt"].required
     assert isinstance(failed[0][1], IsADirectoryError)
     assert (tmp_path / "all_metrics.json").is_file() and (tmp_path / "report.html").is_file()
+
+
+def test_submit_writes_on_the_writers_thread_and_answers_when_the_files_are_on_disk(tmp_path: Path) -> None:
+    writer = ResultWriter(tmp_path)
+    seen: list[str] = []
+    original = files.write_payload
+
+    def recording(results_dir: Path, payload: dict[str, object]) -> None:
+        seen.append(threading.current_thread().name)
+        original(results_dir, payload)
+
+    files.write_payload = recording  # type: ignore[assignment]
+    try:
+        tickets = [writer.submit(_payload(f"s{i}")) for i in range(8)]
+        assert writer.flush(timeout=10)
+    finally:
+        files.write_payload = original  # type: ignore[assignment]
+    assert all(t.wait(0) and t.saved for t in tickets)
+    assert set(seen) == {"tau2-result-writer"}  # not the caller's (the event loop's) thread
+    assert all((tmp_path / f"s{i}" / "metrics.json").is_file() for i in range(8))
+    assert sorted(writer.saved_folders()) == [f"s{i}" for i in range(8)]
+
+
+def test_a_submitted_save_that_fails_answers_its_ticket_and_tells_the_failure_once(tmp_path: Path) -> None:
+    told: list[str] = []
+    writer = ResultWriter(tmp_path, on_failure=told.append)
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "transcript.json").symlink_to("/dev/full")
+    bad, good = writer.submit(_payload("b")), writer.submit(_payload("c"))
+    assert bad.wait(10) and good.wait(10)
+    assert bad.error == "b/transcript.json: No space left on device (errno 28)" and not bad.saved
+    assert good.saved and told == [bad.error]
+
+
+def test_a_payload_the_writer_cannot_handle_is_a_failed_save_not_a_dead_thread(tmp_path: Path) -> None:
+    told: list[str] = []
+    writer = ResultWriter(tmp_path, on_failure=told.append)
+    broken = writer.submit({"folder": "x", "metrics": {}, "files": {"transcript.json": object()}})
+    after = writer.submit(_payload("ok"))
+    assert broken.wait(10) and after.wait(10)
+    assert broken.error is not None and broken.error.startswith("x: ") and told == [broken.error]
+    assert after.saved  # the thread lives on
+
+
+def test_holds_waits_for_what_was_submitted(tmp_path: Path) -> None:
+    writer = ResultWriter(tmp_path)
+    payload = _payload("a")
+    writer.submit(payload)
+    assert writer.holds(payload) and writer.metrics_of("a") == payload["metrics"]
