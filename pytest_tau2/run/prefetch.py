@@ -30,8 +30,8 @@ from pytest_tau2.scenario.outcome import ScenarioOutcome
 from pytest_tau2.settings import Settings
 
 WARM_UP_AFTER_S = 0.05
-"""When the first runs have sent their first requests, the loop imports what their first tool calls
-need (:func:`~pytest_tau2.environment.env.warm_up`): it waits for the model then anyway."""
+"""When the first runs have sent their first requests, the loop prepares what their first tool calls
+and their scoring will need: it waits for the model then anyway (:meth:`Prefetcher._warm_up`)."""
 
 
 def expected_length(item_id: str, scenario_for: Callable[[str], Scenario], trials: int) -> int:
@@ -108,6 +108,7 @@ class Prefetcher:
         self._expected: dict[str, int] = {}
         self._closing = False  # set by stop_starting(): the session is ending, start nothing more
         self._warmed = False
+        self._first_wave: list[Trial] = []  # the runs started before the warm-up (:meth:`_warm_up`)
         self._refill_pending = False
         self._lock = threading.RLock()
         self._slot_freed = threading.Condition(self._lock)
@@ -130,7 +131,7 @@ class Prefetcher:
             self._fill()
             if not self._warmed and not self._loop.is_closed():
                 self._warmed = True
-                self._loop.call_soon_threadsafe(self._loop.call_later, WARM_UP_AFTER_S, warm_up)
+                self._loop.call_soon_threadsafe(self._loop.call_later, WARM_UP_AFTER_S, self._warm_up)
         if isinstance(started, BaseException):
             raise started
         return started
@@ -235,12 +236,35 @@ class Prefetcher:
             return True
         self._in_flight += 1
         self._started[name] = started
+        if not self._warmed:
+            self._first_wave.append(started.trial)
         if self.budget is not None:  # before the slot is handed on (callbacks run in order); also when
             # cancelled before it began (then its coroutine never runs): what it spent is spent
             budget = self.budget
             started.future.add_done_callback(lambda _: budget.settle(name, started.trial.view.usage.spent()))
         started.future.add_done_callback(self._finished)
         return True
+
+    def _warm_up(self) -> None:
+        """On the loop, while the first runs wait for their first replies: import what checking a
+        tool call needs, then replay the gold actions of those runs, one per loop pass (each a
+        millisecond or two; the first of a domain also encodes its pristine DB, ~30 ms for
+        retail), so their scoring does not do it while other conversations wait for the loop. The
+        replays are the ones the scoring would make (cached per scenario: run/seeding.py); one
+        that fails is left for the scoring to report."""
+        warm_up()
+        first, self._first_wave = self._first_wave, []
+
+        def replay(index: int) -> None:
+            if index >= len(first) or self._closing:
+                return
+            try:
+                first[index].warm_gold()
+            except Exception:  # the run's own scoring raises it again, in its item
+                pass
+            self._loop.call_soon(replay, index + 1)
+
+        replay(0)
 
     def _launch(self, name: str) -> Prefetched:
         """Build ``name``'s trial and its built-in participants, and start its run on the loop."""

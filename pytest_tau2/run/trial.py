@@ -25,6 +25,7 @@ from pytest_tau2.report.terminal import escape_controls
 from pytest_tau2.run import participants, reviewing
 from pytest_tau2.run.agent_side import ProvidesAgentSide
 from pytest_tau2.run.pipeline import Judge, run_scenario
+from pytest_tau2.run.seeding import gold_replay
 from pytest_tau2.run.session import close_model_clients
 from pytest_tau2.run.view import TrialView
 from pytest_tau2.scenario.base import Scenario
@@ -169,6 +170,10 @@ class Trial:
             return outcome
         finally:
             SCOPE.reset(token)
+
+    def warm_gold(self) -> None:
+        """Replay the scenario's gold actions now (cached for its scoring: run/seeding.py)."""
+        gold_replay(self.scenario.bind(self.settings), self.settings)
 
     def run_alone(
         self, agent: Agent | None = None, user: Participant | None = None, judge: Any = _UNBUILT
