@@ -116,6 +116,8 @@ class Tau2Run:
         self.signals: SignalStop | None = None
         self.gate: RunGate | None = None
         self.estimating: Estimating | None = None
+        self._preload: threading.Thread | None = None
+        """The model client's import, started when the run was configured (run/session.py)."""
         # scenarios selected
         self.selected = False
         """A scenario item was selected in this process (or reported by a worker, on an xdist controller)."""
@@ -197,6 +199,10 @@ class Tau2Run:
         self._report.session = self.session
         self._register_hooks()
         self._link_results()
+        if runs_scenarios(config) and not is_controller_of_workers(config):
+            from pytest_tau2.run.session import start_background_preload
+
+            self._preload = start_background_preload(settings)
 
     def _register_hooks(self) -> None:
         """The hook objects, each given what it reads (registered in this order: pytest calls hooks
@@ -323,7 +329,9 @@ class Tau2Run:
         if runs_scenarios(config) and not is_controller_of_workers(config):
             from pytest_tau2.run.session import preload_model_clients, wants_preload
 
-            if wants_preload(self.settings):
+            if self._preload is not None:  # started when the run was configured
+                self._preload.join()
+            elif wants_preload(self.settings):
                 preload_model_clients(self.settings)
             self._prepare_conversations()
         if self.progress is None:
