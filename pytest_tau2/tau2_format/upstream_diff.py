@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_tau2.report import files
-from pytest_tau2.report.record import ScenarioRecord
 from pytest_tau2.report.summary import SummarySection, register_summary_section
 from pytest_tau2.report.views import RunFiles, RunView, register_report_view
 
 if TYPE_CHECKING:
+    from pytest_tau2.report.record import ScenarioRecord
     from pytest_tau2.tau2_format.upstream_runs import SavedRun
 
 FILE = "upstream_differences.json"
@@ -56,13 +56,15 @@ class Comparison:
 
 
 def replayed_source(records: Sequence[ScenarioRecord]) -> str | None:
-    """The upstream Results path these records replayed, if they did."""
-    from pytest_tau2.tau2_format.upstream_runs import is_results  # upstream's models: imported when used
-
+    """The upstream Results path these records replayed, if they did (upstream's models are
+    imported only for a run that replayed something: every run's end asks)."""
     for record in records:
         name, sep, path = record.agent.partition(":")
-        if name == "replay" and sep and record.user == "replay" and is_results(path):
-            return path
+        if name == "replay" and sep and record.user == "replay":
+            from pytest_tau2.tau2_format.upstream_runs import is_results
+
+            if is_results(path):
+                return path
     return None
 
 
