@@ -77,9 +77,10 @@ def _summary(run: RunFiles) -> None:
 
 
 def _html(run: RunFiles) -> None:
-    from pytest_tau2.report.html import write_report
+    from pytest_tau2.report.html import run_of, write_runs
 
-    write_report([run.results_dir], run.results_dir / "report.html")
+    # From what the run holds: the same page as ``pytest-tau2 report`` builds from the folder.
+    write_runs([run_of(run.results_dir, run.metrics, run.summary)], run.results_dir / "report.html")
 
 
 def _failure_modes(run: RunFiles) -> None:

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from pytest_tau2.report.html.loader import ReportInputError, load_run
-from pytest_tau2.report.html.render import write_report
+from pytest_tau2.report.html.loader import ReportInputError, load_run, run_of
+from pytest_tau2.report.html.render import write_report, write_runs
 
-__all__ = ["ReportInputError", "load_run", "write_report"]
+__all__ = ["ReportInputError", "load_run", "run_of", "write_report", "write_runs"]

@@ -9,6 +9,7 @@ file and the field.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -198,19 +199,41 @@ def load_run(path: Path) -> Run:
         scenarios = [result for result, _ in per_folder.values()]
     else:
         raise ReportInputError(f"{path}: no {ALL_METRICS} and no */{METRICS}: not a results folder")
+    _mark_trials(scenarios)
+    folders = {s.key: per_folder[(s.scenario, s.trial)][1] for s in scenarios if (s.scenario, s.trial) in per_folder}
+    summary = path / SUMMARY
+    return _run(
+        path, scenarios, folders, top, summary.read_text("utf-8", errors="replace") if summary.is_file() else ""
+    )
+
+
+def run_of(path: Path, metrics: RunMetrics, summary_text: str) -> Run:
+    """The run this process has just written into ``path``, from what it holds (all_metrics.json's
+    document and the summary's text) instead of reading back the files it wrote: what
+    :func:`load_run` would read there, without parsing every metrics.json and all_metrics.json
+    again (~40 ms for 114 scenarios at the end of every run)."""
+    path = Path(path)
+    scenarios = [ScenarioResult.read(record) for record in metrics.scenarios]
+    _mark_trials(scenarios)
+    folders = {s.key: path / s.folder for s in scenarios if (path / s.folder / METRICS).is_file()}
+    return _run(path, scenarios, folders, metrics, summary_text)
+
+
+def _mark_trials(scenarios: list[ScenarioResult]) -> None:
     several = len({s.scenario for s in scenarios}) < len(scenarios) or any((s.trials or 1) > 1 for s in scenarios)
     for s in scenarios:
         s._of_several_trials = several
-    folders = {s.key: per_folder[(s.scenario, s.trial)][1] for s in scenarios if (s.scenario, s.trial) in per_folder}
+
+
+def _run(path: Path, scenarios: list[ScenarioResult], folders: dict[str, Path], top: RunMetrics, summary: str) -> Run:
     scenarios.sort(key=lambda s: (s.scenario, s.trial or 0))
-    summary = path / SUMMARY
     info = _optional_json(path / RUN_INFO)
     return Run(
         path=path,
         scenarios=scenarios,
         folders=folders,
         errors_without_result=[_error_entry(e) for e in top.errors_without_result],
-        summary_text=summary.read_text("utf-8", errors="replace") if summary.is_file() else "",
+        summary_text=summary,
         pass_k=top.pass_k_block(),
         extra={k: v for k, v in (top.model_extra or {}).items() if k != "pass_k"},
         info=info if isinstance(info, dict) else {},
@@ -257,10 +280,18 @@ def load_details(folder: Path | None, *, text_limit: int = 20_000) -> dict[str, 
 
 
 def raw_files(folder: Path | None) -> list[str]:
-    """The raw files of a scenario folder that exist, relative to it."""
+    """The raw files of a scenario folder that exist, relative to it (two directory listings, not
+    a look at each possible file)."""
     if folder is None:
         return []
-    return [name for name in RAW_FILES if (folder / name).is_file()]
+    present: set[str] = set()
+    for sub in {name.rpartition("/")[0] for name in RAW_FILES}:
+        try:
+            with os.scandir(folder / sub if sub else folder) as entries:
+                present.update(f"{sub}/{e.name}" if sub else e.name for e in entries if e.is_file())
+        except OSError:  # no such folder (no scenario_config/), or not readable: none of its files
+            continue
+    return [name for name in RAW_FILES if name in present]
 
 
 SHOWN_DEPTH = 256

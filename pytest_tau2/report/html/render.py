@@ -57,7 +57,11 @@ def write_report(results_dirs: list[Path], output: Path) -> Path:
     """
     if not results_dirs:
         raise ValueError("write_report needs at least one results folder")
-    runs = [load_run(Path(d)) for d in results_dirs]
+    return write_runs([load_run(Path(d)) for d in results_dirs], output)
+
+
+def write_runs(runs: list[Run], output: Path) -> Path:
+    """:func:`write_report` of runs already loaded (the end of a run: :func:`loader.run_of`)."""
     output = Path(output)
     html = render_report(runs, output.parent)
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -189,8 +193,9 @@ def _script_json(data: object) -> str:
 
 
 def _relative(path: Path, base: Path) -> str:
+    """``path`` relative to ``base`` (resolved already: the caller resolves it once per page)."""
     try:
-        return Path(os.path.relpath(path.resolve(), base.resolve())).as_posix()
+        return Path(os.path.relpath(path.resolve(), base)).as_posix()
     except ValueError:  # another drive on Windows
         return path.resolve().as_uri()
 
@@ -198,6 +203,7 @@ def _relative(path: Path, base: Path) -> str:
 def _payload(runs: list[Run], labels: list[str], base: Path, compress: bool | None) -> tuple[Any, list[Detail]]:
     rows: dict[str, dict[str, Any]] = {}
     keys = signal_keys()
+    base = base.resolve()
     texts: list[tuple[str, str]] = []
     cells: list[dict[str, Any]] = []
     for r, run in enumerate(runs):
