@@ -24,11 +24,19 @@ def test_loading_the_plugin_leaves_later_steps_imports_for_later() -> None:
     assert done.stdout.strip() == "[]"
 
 
-NEVER_IN_AN_ORDINARY_RUN = ("scipy", "numpy", "pandas", "mcp", "litellm", "pytest_tau2.tau2_format.upstream_runs")
-"""What a one-trial offline sweep never needs: its summary's Wilson interval is closed form, the
-bootstrap (numpy) runs only with several trials, litellm only for a call it must carry or price,
-the MCP SDK only for an MCP agent, upstream's result models only for a replay of upstream runs
-(issue 41)."""
+NEVER_IN_AN_ORDINARY_RUN = (
+    "scipy",
+    "numpy",
+    "pandas",
+    "mcp",
+    "litellm",
+    "pytest_tau2.tau2_format.upstream_runs",
+    "pytest_tau2.domains.tau2_banking_knowledge.retrieval",
+)
+"""What a one-trial offline sweep of retail never needs: its summary's Wilson interval is closed
+form, the bootstrap (numpy) runs only with several trials, litellm only for a call it must carry or
+price, the MCP SDK only for an MCP agent, upstream's result models only for a replay of upstream
+runs, banking's retrieval (and its sandbox) only for a banking scenario that runs (issue 41)."""
 
 PROBE = """
 import json, os, sys

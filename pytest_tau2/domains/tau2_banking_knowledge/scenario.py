@@ -22,7 +22,6 @@ from pytest_tau2.domains.tau2_banking_knowledge.agent_tools import ALLOWLIST, BA
 from pytest_tau2.domains.tau2_banking_knowledge.db import BankDB, read_db
 from pytest_tau2.domains.tau2_banking_knowledge.discoverable import TEXTS
 from pytest_tau2.domains.tau2_banking_knowledge.options import BANKING
-from pytest_tau2.domains.tau2_banking_knowledge.retrieval import ALIASES, CONFIGS, agent_prompt, check_retrieval
 from pytest_tau2.domains.tau2_banking_knowledge.user_tools import USER_NAMESPACE, USER_TOOL_CLASSES
 from pytest_tau2.domains.tau2_common import prompts, upstream_view
 from pytest_tau2.domains.tau2_common.base import Tau2BaseScenario
@@ -87,6 +86,10 @@ class Tau2BankingKnowledgeBaseScenario(Tau2BaseScenario):
 
     def bind(self, settings: Settings) -> Tau2BankingKnowledgeBaseScenario:
         super().bind(settings)
+        # The retrieval configurations (BM25, dense, the sandbox shell) are imported by a banking
+        # scenario that runs, not by collection, which every run does (~40 ms; issue 41).
+        from pytest_tau2.domains.tau2_banking_knowledge.retrieval import ALIASES, CONFIGS, check_retrieval
+
         given = BANKING.of(settings).retrieval
         name = ALIASES.get(given, given)
         problem = check_retrieval(name)
@@ -197,6 +200,8 @@ class Tau2BankingKnowledgeBaseScenario(Tau2BaseScenario):
         return first.strip() or "Hello, I need help with my account."
 
     def policy_text(self) -> str:
+        from pytest_tau2.domains.tau2_banking_knowledge.retrieval import CONFIGS, agent_prompt
+
         folder = self.root / DOMAIN_DIR
         return agent_prompt(CONFIGS[self.retrieval], folder / "prompts", folder / "documents",
                             list(cast("list[str]", self.task.get("required_documents") or [])))  # fmt: skip
