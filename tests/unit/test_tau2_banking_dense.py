@@ -189,3 +189,12 @@ def test_a_failing_embedding_call_errors_the_scenario_not_the_agent(
             env.call("KB_search", {"query": "fees"})
     finally:
         SCOPE.reset(token)
+
+
+def test_the_names_every_run_checks_are_the_configurations_retrieval_builds() -> None:
+    """retrieval_names.py lists the configurations without importing them (every run checks its
+    settings); retrieval.py builds them: the same names, in the same order."""
+    from pytest_tau2.domains.tau2_banking_knowledge import retrieval_names
+
+    assert retrieval_names.NAMES == tuple(CONFIGS)
+    assert retrieval_names.SANDBOXED <= set(CONFIGS)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def _view(settings: Settings) -> BankingSettings:
     """The typed options, with the retrieval configuration checked (a sandbox for terminal_use)."""
-    from pytest_tau2.domains.tau2_banking_knowledge.retrieval import check_retrieval
+    from pytest_tau2.domains.tau2_banking_knowledge.retrieval_names import check_retrieval
     from pytest_tau2.domains.tau2_banking_knowledge.section import banking_settings
 
     typed = banking_settings(settings)

@@ -35,7 +35,19 @@ from typing import TYPE_CHECKING
 from pytest_tau2.domains.tau2_banking_knowledge.agent_tools import BankTool, schema, text
 from pytest_tau2.domains.tau2_banking_knowledge.dense import EMBEDDERS, Embedder, dense_search, rerank
 from pytest_tau2.domains.tau2_banking_knowledge.documents import Document, documents
-from pytest_tau2.domains.tau2_banking_knowledge.sandbox import ShellTool, WritableShellTool, sandbox_problem
+from pytest_tau2.domains.tau2_banking_knowledge.retrieval_names import (
+    ALIASES as ALIASES,  # re-exported
+)
+from pytest_tau2.domains.tau2_banking_knowledge.retrieval_names import (
+    NOT_IMPLEMENTED as NOT_IMPLEMENTED,  # re-exported
+)
+from pytest_tau2.domains.tau2_banking_knowledge.retrieval_names import (
+    SANDBOXED as SANDBOXED,  # re-exported
+)
+from pytest_tau2.domains.tau2_banking_knowledge.retrieval_names import (
+    check_retrieval as check_retrieval,  # re-exported
+)
+from pytest_tau2.domains.tau2_banking_knowledge.sandbox import ShellTool, WritableShellTool
 from pytest_tau2.environment.jsontypes import JSONObject
 from pytest_tau2.environment.tools import Tool
 
@@ -50,12 +62,6 @@ class Config:
     name: str
     template: str
     tools: tuple[type[Tool], ...] = ()
-
-
-NOT_IMPLEMENTED: dict[str, str] = {}
-"""Upstream configurations this port does not offer yet, and what they need (none at the pin)."""
-ALIASES = {"AllTools": "alltools"}
-"""Upstream's alternative spellings."""
 
 
 BUILD_SECONDS: dict[Path, float] = {}
@@ -244,21 +250,6 @@ ALL_TOOLS_DENSE = {
 CONFIGS["alltools"] = Config("alltools", "all_tools.md", (KBSearchBM25AllTool, KBSearchDenseOpenaiAllTool, ShellTool))
 CONFIGS["alltools-qwen"] = Config("alltools-qwen", "all_tools.md",
                                   (KBSearchBM25AllTool, KBSearchDenseQwenAllTool, ShellTool))  # fmt: skip
-SANDBOXED = frozenset({"terminal_use", "terminal_use_write", "alltools", "alltools-qwen"})
-
-
-def check_retrieval(name: str) -> str | None:
-    """None when ``name`` is a configuration this port offers, else the one-line reason."""
-    name = ALIASES.get(name, name)
-    if name in SANDBOXED:
-        problem = sandbox_problem()
-        return None if problem is None else f"--tau2-retrieval {name} needs a sandbox: {problem}"
-    if name in CONFIGS:
-        return None
-    if name in NOT_IMPLEMENTED:
-        return (f"--tau2-retrieval {name}: not available in this port (it needs {NOT_IMPLEMENTED[name]}); "
-                f"choose one of {', '.join(CONFIGS)}")  # fmt: skip
-    return f"--tau2-retrieval must be one of {', '.join(CONFIGS)}, got {name!r}"
 
 
 def _component(prompts: Path, match: re.Match[str]) -> str:

@@ -88,7 +88,8 @@ class Tau2BankingKnowledgeBaseScenario(Tau2BaseScenario):
         super().bind(settings)
         # The retrieval configurations (BM25, dense, the sandbox shell) are imported by a banking
         # scenario that runs, not by collection, which every run does (~40 ms; issue 41).
-        from pytest_tau2.domains.tau2_banking_knowledge.retrieval import ALIASES, CONFIGS, check_retrieval
+        from pytest_tau2.domains.tau2_banking_knowledge.retrieval import CONFIGS
+        from pytest_tau2.domains.tau2_banking_knowledge.retrieval_names import ALIASES, check_retrieval
 
         given = BANKING.of(settings).retrieval
         name = ALIASES.get(given, given)
