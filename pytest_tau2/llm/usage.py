@@ -112,6 +112,10 @@ class UsageMeter:
                 dict.fromkeys(completion.unknown_usage, 1),
             )
 
+    def any_calls(self) -> bool:
+        """Whether a call has completed (cheap: the prefetcher's warm-up asks on every loop pass)."""
+        return bool(self._sides)
+
     def side(self, side: str) -> SideUsage:
         """A copy of the totals of ``side`` (zeros if it made no call)."""
         with self._lock:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from typing import Any
 
 from pytest_tau2.environment.env import warm_up
 from pytest_tau2.run.budget import BudgetReached, RunBudget
+from pytest_tau2.run.seeding import gold_replay
 from pytest_tau2.run.session import close_model_clients
 from pytest_tau2.run.trial import Trial, parse_item_id
 from pytest_tau2.scenario.base import Scenario
@@ -247,24 +249,43 @@ class Prefetcher:
 
     def _warm_up(self) -> None:
         """On the loop, while the first runs wait for their first replies: import what checking a
-        tool call needs, then replay the gold actions of those runs, one per loop pass (each a
-        millisecond or two; the first of a domain also encodes its pristine DB, ~30 ms for
-        retail), so their scoring does not do it while other conversations wait for the loop. The
-        replays are the ones the scoring would make (cached per scenario: run/seeding.py); one
-        that fails is left for the scoring to report."""
+        tool call needs, then replay the gold actions of those runs and, until one of them has its
+        first reply, of the runs that start next, one per loop pass (each a millisecond or two; the
+        first of a domain also encodes its pristine DB, ~30 ms for retail). Their scoring then finds
+        the replays cached (run/seeding.py) instead of making them while other conversations wait
+        for the loop. A replay that fails is left for that run's scoring to report."""
         warm_up()
         first, self._first_wave = self._first_wave, []
+        upcoming = self._upcoming()
+
+        def replied() -> bool:
+            return any(trial.view.usage.any_calls() for trial in first)
 
         def replay(index: int) -> None:
-            if index >= len(first) or self._closing:
+            if self._closing:
+                return
+            if index < len(first):
+                warm = first[index].warm_gold
+            elif index - len(first) < len(upcoming) and not replied():
+                warm = functools.partial(self._warm_gold, upcoming[index - len(first)])
+            else:
                 return
             try:
-                first[index].warm_gold()
+                warm()
             except Exception:  # the run's own scoring raises it again, in its item
                 pass
             self._loop.call_soon(replay, index + 1)
 
         replay(0)
+
+    def _upcoming(self) -> list[str]:
+        """The runs not started yet, in the order they will start (none known on an xdist worker,
+        whose queue grows as it goes)."""
+        with self._lock:
+            return [] if callable(self.names) or self._order is None else self._order[self._next :]
+
+    def _warm_gold(self, name: str) -> None:
+        gold_replay(self.scenario_for(parse_item_id(name, self.settings.trials)[0]), self.settings)
 
     def _launch(self, name: str) -> Prefetched:
         """Build ``name``'s trial and its built-in participants, and start its run on the loop."""
