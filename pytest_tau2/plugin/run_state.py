@@ -183,7 +183,7 @@ class Tau2Run:
         settings = self.resolve_settings()
         workerid = (workerinput or {}).get("workerid")
         wrap = (lambda exc: worker_settings.on_worker(exc, workerid)) if workerid else None
-        self._catalog = Catalog(settings, wrap_error=wrap)
+        self._catalog = Catalog(settings, wrap_error=wrap, args=[str(a) for a in config.args])
         folder = None
         if workerinput is not None:
             self.saved = dict(workerinput.get("tau2_saved") or {})

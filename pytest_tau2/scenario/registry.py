@@ -8,7 +8,7 @@ overrides a single tau2 scenario by subclassing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any, TypeVar
 
 from pytest_tau2.errors import ScenarioDefinitionError
@@ -45,14 +45,19 @@ def register_scenario_source(domain: str, source: ScenarioSource) -> None:
     SOURCES.register(domain, source, replace=True)
 
 
-def all_scenarios(settings: Any, errors: list[tuple[str, Exception]] | None = None) -> dict[str, type[Scenario]]:
-    """Every scenario by name (sorted), explicit classes first, then generated ones.
+def all_scenarios(
+    settings: Any, errors: list[tuple[str, Exception]] | None = None, only: Collection[str] | None = None
+) -> dict[str, type[Scenario]]:
+    """Every scenario by name (sorted), explicit classes first, then generated ones (of the
+    sources in ``only``, when given: scenario.selection.node_id_domains).
 
     A source that fails is reported through ``errors`` (domain, exception) and contributes
     nothing, so one broken domain never hides the others.
     """
     found = dict(REGISTRY)
     for domain, source in SOURCES.items():
+        if only is not None and domain not in only:
+            continue
         try:
             generated = list(source(settings))
         except Exception as exc:  # reported by the caller as a collection error

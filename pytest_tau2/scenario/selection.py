@@ -20,6 +20,7 @@ from pytest_tau2.scenario.base import Scenario, check_success_signals, signals_v
 __all__ = [
     "UNAVAILABLE",
     "keyword_targets",
+    "node_id_domains",
     "node_id_targets",
     "pattern_targets",
     "signal_errors",
@@ -98,6 +99,27 @@ def node_id_targets(args: Iterable[str], domains: Iterable[str]) -> dict[str, li
         for domain in wanted:
             if match.group("id").startswith(f"{domain}__"):
                 found.setdefault(domain, []).append(match.group("id"))
+    return found
+
+
+def node_id_domains(args: Sequence[str], domains: Iterable[str]) -> set[str] | None:
+    """The scenario sources a run's arguments can reach, when every argument is a scenario's node
+    id (``...::test_scenario[tau2_retail__1]``, as IDEs and scripts pass them) naming a source's
+    ``<domain>__`` scenario: only those domains need generating (the others' items would all be
+    left out by pytest). None, meaning every domain, for any other argument (a folder, a file, a
+    test without parameters) or an id no source names (a typo keeps every name for the hints)."""
+    if not args:
+        return None
+    wanted = list(domains)
+    found: set[str] = set()
+    for arg in args:
+        match = _PARAM_ID.search(str(arg))
+        if match is None:
+            return None
+        hit = [domain for domain in wanted if match.group("id").startswith(f"{domain}__")]
+        if not hit:
+            return None
+        found.update(hit)
     return found
 
 

@@ -57,3 +57,17 @@ def test_exact_name_keywords_rewrites_only_names_that_others_contain() -> None:
     assert exact_name_keywords("shop__5 or not (shop__6)", names) == ("shop__5] or not (shop__6)", {"shop__5"})
     assert exact_name_keywords("shop__50 and shop", names) == ("shop__50 and shop", set())
     assert exact_name_keywords(None, names) == (None, set())
+
+
+def test_node_ids_generate_only_their_domains_and_still_name_a_missing_one() -> None:
+    """Scenarios' node ids (an IDE's run) collect exactly those items, generating only their
+    domains; a task id the domain does not have is still pytest's "not found"."""
+    node = "scenarios/test_scenarios.py::test_scenario[{}]"
+    done = collect(node.format("tau2_retail__1"), node.format("tau2_airline__2"))
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert [line for line in done.stdout.splitlines() if "::" in line] == [
+        node.format("tau2_retail__1"),
+        node.format("tau2_airline__2"),
+    ]
+    missing = collect(node.format("tau2_retail__1"), node.format("tau2_retail__9999"))
+    assert missing.returncode != 0 and "not found" in missing.stdout + missing.stderr

@@ -11,6 +11,7 @@ from pytest_tau2.errors import DataError, ScenarioDefinitionError
 from pytest_tau2.scenario.base import Scenario, check_success_signals
 from pytest_tau2.scenario.selection import (
     keyword_targets,
+    node_id_domains,
     node_id_targets,
     pattern_targets,
     signal_errors,
@@ -140,3 +141,22 @@ def test_signal_errors_leaves_data_problems_to_the_item() -> None:
             raise DataError("no tau2 data folder is configured")
 
     assert signal_errors(["x"], {"x": NoData}, Settings()) == {}
+
+
+def test_node_ids_of_scenarios_alone_name_the_domains_to_generate() -> None:
+    domains = ["tau2_retail", "tau2_airline", "tau2_telecom"]
+    node = "scenarios/test_scenarios.py::test_scenario[{}]"
+    assert node_id_domains([node.format("tau2_retail__1"), node.format("tau2_retail__5-t2")], domains) == {
+        "tau2_retail"
+    }
+    assert node_id_domains([node.format("tau2_retail__1"), node.format("tau2_airline__0")], domains) == {
+        "tau2_retail",
+        "tau2_airline",
+    }
+    # Anything else reaches every domain: no arguments, a folder, a test without parameters, a
+    # scenario no source names (an explicit class, or a typo: its hints need every name).
+    assert node_id_domains([], domains) is None
+    assert node_id_domains(["scenarios"], domains) is None
+    assert node_id_domains([node.format("tau2_retail__1"), "scenarios/test_scenarios.py"], domains) is None
+    assert node_id_domains([node.format("restaurant__pizza_pepperoni")], domains) is None
+    assert node_id_domains([node.format("tau2_retial__1")], domains) is None
