@@ -278,3 +278,20 @@ def test_cli_compares_several_folders(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_cli_names_a_folder_it_cannot_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["report", str(tmp_path / "nowhere")]) == 2
     assert f"pytest-tau2 report: {tmp_path / 'nowhere'}: not a results folder" in capsys.readouterr().err
+
+
+def test_a_file_nested_past_showing_is_left_out_and_one_within_is_shown() -> None:
+    """loader._shallow: orjson's encoder answers for the usual shallow files; the walk decides the rest."""
+    from pytest_tau2.report.html import loader
+
+    def nested(levels: int) -> object:
+        value: object = "x"
+        for _ in range(levels):
+            value = [value]
+        return value
+
+    assert loader._shallow({"messages": [{"role": "user", "content": "hi"}]}, loader.SHOWN_DEPTH)
+    assert loader._shallow(nested(256), loader.SHOWN_DEPTH)  # past orjson's 255 levels: walked, still shown
+    assert not loader._shallow(nested(258), loader.SHOWN_DEPTH)
+    assert loader._shallow({"n": 2**70, "deep": nested(10)}, loader.SHOWN_DEPTH)  # orjson refuses the integer
+    assert not loader._shallow(nested(5), 3)
