@@ -71,6 +71,21 @@ def pytest_configure(config: pytest.Config) -> None:
             raise error
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """A model on the command line (``--tau2-agent-model``/``--tau2-user-model``) says this run
+    will call one: its HTTP client's import starts on a thread now, before the conftest files and
+    collection, which it then overlaps (llm/wire_import.py). Not on an xdist controller (its
+    workers call the models) nor for ``--collect-only``; a model given only by ini or environment
+    starts it when the run is configured (an environment variable may be set for every project)."""
+    known = early_config.known_args_namespace
+    wanted = getattr(known, "tau2_agent_model", None) or getattr(known, "tau2_user_model", None)
+    if wanted and not getattr(known, "collectonly", False) and not getattr(known, "numprocesses", None):
+        from pytest_tau2.llm import wire_import
+
+        wire_import.start()
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     run = session.config.stash.get(RUN_KEY, None)
     if run is not None:

@@ -104,25 +104,17 @@ def preload_model_clients(settings: Settings) -> None:
 
 def start_background_preload(settings: Settings) -> threading.Thread | None:
     """For a run whose models all take the OpenAI wire path: import its HTTP client (aiohttp,
-    ~0.1 s) on a thread now, while pytest collects on the main one. About 40 ms of that import
+    ~0.1 s) on a thread (llm/wire_import.py: the one plugin/__init__.py may have started before
+    the conftest files loaded), while pytest collects on the main one. About 40 ms of that import
     builds aiohttp's default TLS contexts in OpenSSL, outside the GIL, so it takes nothing from
     collection (bench/results/lean.md). litellm's import (seconds of Python, all under the GIL)
     stays on the main thread: :func:`preload_model_clients`. None when there is nothing to do
     here; otherwise join the thread before the first call."""
     if not wants_preload(settings) or participants.litellm_needed(settings):
         return None
+    from pytest_tau2.llm import wire_import
 
-    def run() -> None:
-        try:
-            from pytest_tau2.llm.client import preload
-
-            preload(litellm=False)
-        except Exception:  # the first call imports it again and reports what is wrong
-            pass
-
-    thread = threading.Thread(target=run, name="tau2-preload", daemon=True)
-    thread.start()
-    return thread
+    return wire_import.start()
 
 
 def wants_preload(settings: Settings) -> bool:
