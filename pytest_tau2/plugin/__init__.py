@@ -81,9 +81,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     known = early_config.known_args_namespace
     wanted = getattr(known, "tau2_agent_model", None) or getattr(known, "tau2_user_model", None)
     if wanted and not getattr(known, "collectonly", False) and not getattr(known, "numprocesses", None):
-        from pytest_tau2.llm import wire_import
+        from pytest_tau2.run.early import import_model_client
 
-        wire_import.start()
+        import_model_client()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
