@@ -61,6 +61,10 @@ class Saver(Protocol):
     def submit(self, payload: dict[str, Any]) -> SaveTicket: ...
 
 
+PENDING_SAVES = 8
+"""Results handed to the writer's thread and not yet written, at most: beyond it ``submit`` waits."""
+
+
 class ResultWriter:
     """Writes scenario payloads into ``results_dir``, thread-safe; the folder's one writer."""
 
@@ -73,7 +77,10 @@ class ResultWriter:
         self._saved: dict[str, Any] = {}  # folder -> the metrics document written there
         self._lock = threading.Lock()
         self._told = 0
-        self._queue: queue.SimpleQueue[tuple[dict[str, Any], SaveTicket]] = queue.SimpleQueue()
+        # Bounded: a payload holds its files' texts (a transcript, the prompts, the tool schemas), and
+        # when conversations end faster than the disk takes them (456 trials in flight at once), the
+        # submitter waits for room as it waited for the write before, instead of holding them all.
+        self._queue: queue.Queue[tuple[dict[str, Any], SaveTicket]] = queue.Queue(maxsize=PENDING_SAVES)
         self._pending = 0  # submitted, not yet answered
         self._idle = threading.Condition(threading.Lock())
         self._thread: threading.Thread | None = None
@@ -100,7 +107,7 @@ class ResultWriter:
 
     def submit(self, payload: dict[str, Any]) -> SaveTicket:
         """:meth:`save` on the writer's thread, in the order submitted; the ticket answers once the
-        files are on disk (or could not be written)."""
+        files are on disk (or could not be written). Waits while :data:`PENDING_SAVES` are pending."""
         ticket = SaveTicket()
         with self._idle:
             self._pending += 1

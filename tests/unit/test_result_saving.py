@@ -118,3 +118,33 @@ def test_holds_waits_for_what_was_submitted(tmp_path: Path) -> None:
     payload = _payload("a")
     writer.submit(payload)
     assert writer.holds(payload) and writer.metrics_of("a") == payload["metrics"]
+
+
+def test_submit_waits_for_room_when_the_disk_falls_behind(tmp_path: Path) -> None:
+    """At most PENDING_SAVES results wait for the writer (each holds its files' texts): a submit
+    beyond that waits until one is written, as the submitter waited for its own write before."""
+    from pytest_tau2.report import saving
+
+    writer = ResultWriter(tmp_path)
+    disk = threading.Event()
+    original = files.write_payload
+
+    def slow(results_dir: Path, payload: dict[str, object]) -> None:
+        disk.wait(10)
+        original(results_dir, payload)
+
+    files.write_payload = slow  # type: ignore[assignment]
+    try:
+        # one being written, PENDING_SAVES queued: none of these waits
+        tickets = [writer.submit(_payload(f"s{i}")) for i in range(saving.PENDING_SAVES + 1)]
+        late = threading.Thread(target=lambda: tickets.append(writer.submit(_payload("late"))))
+        late.start()
+        late.join(0.3)
+        assert late.is_alive()  # no room: it waits for the disk
+        disk.set()
+        late.join(10)
+        assert not late.is_alive() and writer.flush(10)
+    finally:
+        files.write_payload = original  # type: ignore[assignment]
+        disk.set()
+    assert all(t.saved for t in tickets) and (tmp_path / "late" / "metrics.json").is_file()
