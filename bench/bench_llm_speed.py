@@ -79,6 +79,19 @@ CONFIGS: dict[str, tuple[str, list[str], int, int]] = {
     "n2c8": ("-n 2 --tau2-concurrency 8", ["-p", "xdist", "-n", "2", "--tau2-concurrency", "8"], 2, 8),
     "n2c32": ("-n 2 --tau2-concurrency 32", ["-p", "xdist", "-n", "2", "--tau2-concurrency", "32"], 2, 32),
     "n2c64": ("-n 2 --tau2-concurrency 64", ["-p", "xdist", "-n", "2", "--tau2-concurrency", "64"], 2, 64),
+    # 4 trials of each scenario (456 items, ~4,900 calls): enough CPU that one process's GIL sets the pace
+    "cU-t4": (
+        "--tau2-concurrency unbounded --tau2-trials 4",
+        ["--tau2-concurrency", str(UNBOUNDED), "--tau2-trials", "4"],
+        1,
+        UNBOUNDED,
+    ),
+    "n2cU-t4": (
+        "-n 2 --tau2-concurrency unbounded --tau2-trials 4",
+        ["-p", "xdist", "-n", "2", "--tau2-concurrency", str(UNBOUNDED), "--tau2-trials", "4"],
+        2,
+        UNBOUNDED,
+    ),
 }
 OWN_PLUGINS_ONLY = frozenset({"c32-own", "cU-own"})
 """Configurations run with PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 and ``-p pytest_tau2.plugin``: what
@@ -133,6 +146,13 @@ def startup_cpu(nodes: list[str]) -> dict[str, float]:
     return {"collect_cpu_s": round(collect, 2), "litellm_import_cpu_s": round(float(done.stdout.split()[-1]), 2)}
 
 
+def _nodes(ids: list[str], extra: list[str]) -> list[str]:
+    """The items' node ids: one per scenario, or ``<name>-t<k>`` for each of ``--tau2-trials`` K."""
+    trials = int(extra[extra.index("--tau2-trials") + 1]) if "--tau2-trials" in extra else 1
+    suffixes = [""] if trials == 1 else [f"-t{k}" for k in range(1, trials + 1)]
+    return [f"scenarios/test_scenarios.py::test_scenario[tau2_retail__{i}{t}]" for i in ids for t in suffixes]
+
+
 def run_once(
     config: str, latency: float, ids: list[str], base: dict[str, float], timeout: float, tree: Path = ROOT
 ) -> dict[str, Any]:
@@ -152,7 +172,7 @@ def run_once(
 
         server.add_handler("agent", timed)
         probe = Path(tmp) / "probe.jsonl"
-        nodes = [f"scenarios/test_scenarios.py::test_scenario[tau2_retail__{i}]" for i in ids]
+        nodes = _nodes(ids, extra)
         env = subprocess_env(PYTHONPATH=str(BENCH), LLM_PROBE_OUT=str(probe))
         args = ["-p", "llm_probe", f"--tau2-results-dir={Path(tmp) / 'results'}", *extra, *model_options(server)]
         if config in OWN_PLUGINS_ONLY:
@@ -182,7 +202,7 @@ def run_once(
     last = next((line for line in reversed(done.stdout.strip().splitlines()) if " passed" in line or " failed" in line),
                 (done.stdout.strip().splitlines() or [""])[-1])  # fmt: skip
     passed = int(m.group(1)) if (m := re.search(r"(\d+) passed", last)) else 0
-    if done.returncode != 0 or passed != len(ids):
+    if done.returncode != 0 or passed != len(nodes):
         print(f"  !! {config}: exit {done.returncode}: {last}\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}")
     width = workers * min(concurrency, len(ids))
     ideal = max(calls * latency / width, max(per_task.values(), default=0) * latency)
@@ -199,7 +219,7 @@ def run_once(
     return {
         "config": config if tree == ROOT else f"baseline-{config}",
         "label": label,
-        "scenarios": len(ids),
+        "scenarios": len(nodes),
         "passed": passed,
         "exit_code": done.returncode,
         "llm_calls": calls,
