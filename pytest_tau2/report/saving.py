@@ -96,11 +96,16 @@ class ResultWriter:
                     str(exc) if isinstance(exc, files.ResultFileError) else f"{folder}: {files.describe_os_error(exc)}"
                 )
                 self._saved.pop(folder, None)
-                self.failures.append(line)
-                first = len(self.failures) == 1
             else:
                 self._saved[folder] = payload["metrics"]
                 return None
+        return self._failed(line)
+
+    def _failed(self, line: str) -> str:
+        """Note one result that could not be saved; the first is told to ``on_failure``."""
+        with self._lock:
+            self.failures.append(line)
+            first = len(self.failures) == 1
         if first and self.on_failure is not None:
             self.on_failure(line)
         return line
@@ -123,12 +128,7 @@ class ResultWriter:
             try:
                 error = self.save(payload)
             except Exception as exc:  # not a file error: a payload it cannot write, told like a failed save
-                error = f"{payload.get('folder')}: {type(exc).__name__}: {exc}"
-                with self._lock:
-                    self.failures.append(error)
-                    first = len(self.failures) == 1
-                if first and self.on_failure is not None:
-                    self.on_failure(error)
+                error = self._failed(f"{payload.get('folder')}: {type(exc).__name__}: {exc}")
             ticket.settle(error)
             with self._idle:
                 self._pending -= 1

@@ -105,22 +105,16 @@ def node_id_targets(args: Iterable[str], domains: Iterable[str]) -> dict[str, li
 def node_id_domains(args: Sequence[str], domains: Iterable[str]) -> set[str] | None:
     """The scenario sources a run's arguments can reach, when every argument is a scenario's node
     id (``...::test_scenario[tau2_retail__1]``, as IDEs and scripts pass them) naming a source's
-    ``<domain>__`` scenario: only those domains need generating (the others' items would all be
-    left out by pytest). None, meaning every domain, for any other argument (a folder, a file, a
-    test without parameters) or an id no source names (a typo keeps every name for the hints)."""
-    if not args:
+    ``<domain>__`` scenario (:func:`node_id_targets`): only those domains need generating (the
+    others' items would all be left out by pytest). None, meaning every domain, for any other
+    argument (a folder, a file, a test without parameters) or an id no source names (a typo keeps
+    every name for the hints)."""
+    ids = [match.group("id") for arg in args if (match := _PARAM_ID.search(str(arg)))]
+    if not args or len(ids) < len(args):
         return None
-    wanted = list(domains)
-    found: set[str] = set()
-    for arg in args:
-        match = _PARAM_ID.search(str(arg))
-        if match is None:
-            return None
-        hit = [domain for domain in wanted if match.group("id").startswith(f"{domain}__")]
-        if not hit:
-            return None
-        found.update(hit)
-    return found
+    aimed = node_id_targets(args, domains)
+    named = {name for names in aimed.values() for name in names}
+    return set(aimed) if all(name in named for name in ids) else None
 
 
 def signal_errors(

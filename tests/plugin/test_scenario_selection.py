@@ -23,10 +23,14 @@ def collect(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def collected(done: subprocess.CompletedProcess[str]) -> list[str]:
+    """The node ids ``--collect-only -q`` listed, sorted."""
+    return sorted(line for line in done.stdout.splitlines() if "::" in line)
+
+
 def test_exact_names_do_not_select_their_prefixes() -> None:
     done = collect("--tau2-scenarios", "restaurant__party_order,restaurant__pizza*")
-    items = sorted(line for line in done.stdout.splitlines() if "::" in line)
-    assert items == [
+    assert collected(done) == [
         "scenarios/test_scenarios.py::test_scenario[restaurant__party_order]",
         "scenarios/test_scenarios.py::test_scenario[restaurant__pizza_pepperoni]",
     ], done.stdout[-2000:]
@@ -43,8 +47,7 @@ def test_a_keyword_that_is_a_full_scenario_name_selects_that_scenario_only() -> 
     # -k matches substrings; a word that is a whole scenario name is made exact (tau2_retail__5 is
     # not tau2_retail__50..59), a word that is no name stays a substring (restaurant__pizza).
     done = collect("-k", "tau2_retail__5 or restaurant__pizza or (tau2_retail__1 and not tau2_retail__1)")
-    items = sorted(line for line in done.stdout.splitlines() if "::" in line)
-    assert items == [
+    assert collected(done) == [
         "scenarios/test_scenarios.py::test_scenario[restaurant__pizza_pepperoni]",
         "scenarios/test_scenarios.py::test_scenario[tau2_retail__5]",
     ], done.stdout[-2000:]
@@ -65,7 +68,7 @@ def test_node_ids_generate_only_their_domains_and_still_name_a_missing_one() -> 
     node = "scenarios/test_scenarios.py::test_scenario[{}]"
     done = collect(node.format("tau2_retail__1"), node.format("tau2_airline__2"))
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert [line for line in done.stdout.splitlines() if "::" in line] == [
+    assert [line for line in done.stdout.splitlines() if "::" in line] == [  # in the arguments' order
         node.format("tau2_retail__1"),
         node.format("tau2_airline__2"),
     ]
