@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import textwrap
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -223,8 +224,16 @@ class Project:
         return self
 
     def write(self, relative: str, text: str) -> Path:
+        """Write ``relative``; a rewrite also drops the bytecode cached beside it.
+
+        Python (and pytest's assertion rewriter) trust a cached module while the source's size and
+        mtime in whole seconds are unchanged, so a same-length edit within the second of the last run
+        (``WRONG_VALUE`` -> ``RIGHT_VALUE``) would otherwise run the old code.
+        """
         target = self.path / relative
         target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists():
+            shutil.rmtree(target.parent / "__pycache__", ignore_errors=True)
         target.write_text(text, encoding="utf-8")
         return target
 
