@@ -70,11 +70,13 @@ class CowDict(dict[str, _V]):
 
     It starts as a shallow copy of the pristine collection, sharing every entity. The first
     ``[key]``, ``get``, ``values()`` or ``items()`` access to an entity replaces it by a private
-    deep copy, so tools may mutate what they read. Code that bypasses these methods (C-level
-    readers such as ``json.dumps`` or ``==``) sees the right values too: shared entities are
-    exactly the untouched ones. Never mutate a value obtained by other means, and never store
-    into it with ``dict.__setitem__``: hashing trusts that every entity not handed out or
-    stored through these methods is still the pristine one.
+    deep copy, so tools may mutate what they read. Code that bypasses these methods (``==``,
+    orjson, ``dict.items(collection)``) sees the right values too: shared entities are exactly
+    the untouched ones. ``json.dumps`` does not bypass them: on a dict subclass it calls
+    ``items()``, a private copy of every entity (``db_diff`` reads around it). Never mutate a
+    value obtained by other means, and never store into it with ``dict.__setitem__``: hashing
+    trusts that every entity not handed out or stored through these methods is still the
+    pristine one.
     """
 
     __slots__ = ("_owned", "_pristine")
@@ -264,7 +266,14 @@ def db_diff(expected: object, actual: object, *, max_lines: int = 60) -> str:
 
 
 def _prune_equal(old: object, new: object, levels: int) -> tuple[object, object]:
-    """Both trees without the dict entries whose canonical text is equal (``levels`` deep)."""
+    """Both trees without the dict entries whose canonical text is equal (``levels`` deep).
+
+    Two collections are compared entity by entity, never as one text: entities a run never
+    touched are the same pristine object on both sides (:class:`CowDict`), so only the changed
+    ones are encoded. Read through ``dict``'s own methods: a CowDict's ``items()``, which
+    ``json.dumps`` calls on a dict subclass, would take a private copy of every entity (~0.2 s
+    for a failed retail check, on the event loop every conversation shares).
+    """
     if levels == 0 or not (isinstance(old, dict) and isinstance(new, dict)):
         return old, new
     kept_old: dict[object, object] = {}
@@ -272,7 +281,15 @@ def _prune_equal(old: object, new: object, levels: int) -> tuple[object, object]
     for key in dict.keys(old) | dict.keys(new):
         if key in old and key in new:
             a, b = dict.__getitem__(old, key), dict.__getitem__(new, key)
-            if a is b or dumps(a) == dumps(b):
+            if a is b:
+                continue
+            if levels > 1 and isinstance(a, dict) and isinstance(b, dict):
+                pruned_a, pruned_b = _prune_equal(a, b, levels - 1)
+                if not pruned_a and not pruned_b:  # every entry on both sides, each with equal text
+                    continue
+                kept_old[key], kept_new[key] = pruned_a, pruned_b
+                continue
+            if _text(a) == _text(b):
                 continue
             kept_old[key], kept_new[key] = _prune_equal(a, b, levels - 1)
         elif key in old:
@@ -280,6 +297,11 @@ def _prune_equal(old: object, new: object, levels: int) -> tuple[object, object]
         else:
             kept_new[key] = dict.__getitem__(new, key)
     return kept_old, kept_new
+
+
+def _text(value: object) -> str:
+    """Canonical text of a value, a :class:`CowDict` read without copying its entities."""
+    return dumps(dict(dict.items(value)) if isinstance(value, CowDict) else value)
 
 
 def _short(value: object, limit: int = 300) -> str:

@@ -425,6 +425,27 @@ def test_diff_of_a_working_copy_against_a_plain_dict_is_path_level() -> None:
     assert text == "values_changed: root['orders']['o1']['status']: expected 'pending' but found 'cancelled'"
 
 
+def test_diff_of_two_working_copies_takes_no_private_copy_of_an_untouched_entity() -> None:
+    """The diff of a failed DB check runs on the event loop all conversations share: it must not
+    read a collection the way ``json.dumps`` reads a dict subclass (``items()``, a copy of every
+    entity), only compare the entities a run changed."""
+    users = {f"u{i}": {"name": f"user {i}", "orders": [f"o{i}"]} for i in range(500)}
+    base = {"users": users, "orders": {"o1": {"status": "pending"}}, "version": 3}
+    expected, actual = fresh_db(base), fresh_db(base)
+    actual["orders"]["o1"]["status"] = "cancelled"
+    text = db_diff(expected, actual)
+    assert text == "values_changed: root['orders']['o1']['status']: expected 'pending' but found 'cancelled'"
+    for db in (expected, actual):
+        assert all(peek(db["users"], key) is users[key] for key in users), "an untouched entity was copied"
+    assert db_diff(expected, fresh_db(base)) == "no difference"
+    one_changed_each = fresh_db(base)
+    one_changed_each["users"]["u7"]["name"] = "Seven"
+    assert db_diff(actual, one_changed_each) == (
+        "values_changed: root['orders']['o1']['status']: expected 'cancelled' but found 'pending'\n"
+        "values_changed: root['users']['u7']['name']: expected 'user 7' but found 'Seven'"
+    )
+
+
 def test_diff_keeps_full_paths_below_pruned_levels() -> None:
     expected = {"users": {"u1": {"address": {"city": "Austin", "lines": ["1 Main St"]}}, "u2": {"name": "Bo"}}}
     actual = copy_db(expected)
