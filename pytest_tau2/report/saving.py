@@ -75,7 +75,8 @@ class ResultWriter:
         self.failures: list[str] = []
         """One line per result that could not be saved: ``<folder>/<file>: <reason>``."""
         self._saved: dict[str, Any] = {}  # folder -> the metrics document written there
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # what was saved and what failed: never held during a write
+        self._writing = threading.Lock()  # one payload on disk at a time (a folder is never written twice at once)
         self._told = 0
         # Bounded: a payload holds its files' texts (a transcript, the prompts, the tool schemas), and
         # when conversations end faster than the disk takes them (456 trials in flight at once), the
@@ -88,16 +89,18 @@ class ResultWriter:
     def save(self, payload: dict[str, Any]) -> str | None:
         """Write one payload; None when it is on disk, else the failure's line."""
         folder = str(payload["folder"])
-        with self._lock:
+        with self._writing:
             try:
                 files.write_payload(self.results_dir, payload)
             except OSError as exc:
                 line = (
                     str(exc) if isinstance(exc, files.ResultFileError) else f"{folder}: {files.describe_os_error(exc)}"
                 )
-                self._saved.pop(folder, None)
+                with self._lock:
+                    self._saved.pop(folder, None)
             else:
-                self._saved[folder] = payload["metrics"]
+                with self._lock:
+                    self._saved[folder] = payload["metrics"]
                 return None
         return self._failed(line)
 

@@ -148,3 +148,32 @@ def test_submit_waits_for_room_when_the_disk_falls_behind(tmp_path: Path) -> Non
         files.write_payload = original  # type: ignore[assignment]
         disk.set()
     assert all(t.saved for t in tickets) and (tmp_path / "late" / "metrics.json").is_file()
+
+
+def test_what_to_tell_is_answered_while_a_write_is_on_the_disk(tmp_path: Path) -> None:
+    """pytest's thread asks for new failures with every report it makes; a write in progress on the
+    writer's thread (a slow disk) must not hold it up."""
+    writer = ResultWriter(tmp_path)
+    disk, writing = threading.Event(), threading.Event()
+    original = files.write_payload
+
+    def slow(results_dir: Path, payload: dict[str, object]) -> None:
+        writing.set()
+        disk.wait(10)
+        original(results_dir, payload)
+
+    files.write_payload = slow  # type: ignore[assignment]
+    try:
+        ticket = writer.submit(_payload("s0"))
+        assert writing.wait(10)
+        asked: list[list[str]] = []
+        reader = threading.Thread(target=lambda: asked.append(writer.failures_to_tell()))
+        reader.start()
+        reader.join(2)
+        assert not reader.is_alive() and asked == [[]]  # answered with the write still in progress
+        assert not ticket.wait(0)
+        disk.set()
+        assert writer.flush(10) and ticket.saved
+    finally:
+        files.write_payload = original  # type: ignore[assignment]
+        disk.set()
