@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_tau2.data.manifest import DOMAIN_FILES
-from pytest_tau2.data.parsing import check_syntax, read_json, read_toml
+from pytest_tau2.data.parsing import check_syntax, load_json_file, read_json, read_toml
 from pytest_tau2.data.resolve import clear_verify_cache, verify
 from pytest_tau2.domains.tau2_common.tasks import cached_db, load_split_ids
 from pytest_tau2.errors import DataError
@@ -25,6 +25,51 @@ def test_read_json_names_the_file_line_and_column(tmp_path: Path) -> None:
     with pytest.raises(DataError) as caught:
         read_json(path)
     assert str(caught.value).startswith(f"{path}:3:26: not valid JSON: Expecting property name")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"big": 123456789012345678901234567890, "f": 0.1, "e": 1e400}',  # beyond 64 bits; inf
+        '{"nan": NaN, "inf": -Infinity}',  # json's extensions
+        '{"lone": "\\ud800", "pair": "\\ud83d\\ude00", "dup": 1, "dup": 2}',
+        '{"plain": [1, 2.5, true, null, "caf\u00e9"]}',
+    ],
+    ids=["big-int", "nan", "surrogates-and-duplicates", "plain"],
+)
+def test_load_json_file_gives_what_json_load_gives(tmp_path: Path, text: str) -> None:
+    """orjson parses the data files when it can; whatever it refuses, the json module parses, so
+    the value is the json module's in every case."""
+    path = tmp_path / "db.json"
+    path.write_text(text, "utf-8")
+    with path.open(encoding="utf-8") as handle:
+        expected = json.load(handle)
+    found = load_json_file(path)
+    assert json.dumps(found, sort_keys=True) == json.dumps(expected, sort_keys=True)
+
+
+def test_load_json_file_fails_like_json_load(tmp_path: Path) -> None:
+    for raw in (BROKEN_JSON.encode(), "\ufeff{}".encode()):  # a syntax error; a byte order mark
+        path = tmp_path / "db.json"
+        path.write_bytes(raw)
+        with pytest.raises(json.JSONDecodeError) as ours:
+            load_json_file(path)
+        with pytest.raises(json.JSONDecodeError) as theirs, path.open(encoding="utf-8") as handle:
+            json.load(handle)
+        assert (ours.value.msg, ours.value.lineno, ours.value.colno) == (
+            theirs.value.msg,
+            theirs.value.lineno,
+            theirs.value.colno,
+        )
+
+
+@requires_data("retail", "airline", "mock", "banking_knowledge")
+def test_the_shipped_dbs_parse_to_what_json_load_gives() -> None:
+    paths = sorted(DATA_DIR.glob("tau2/domains/*/db.json"))
+    assert len(paths) >= 4
+    for path in paths:
+        with path.open(encoding="utf-8") as handle:
+            assert load_json_file(path) == json.load(handle), path
 
 
 def test_read_toml_names_the_file_and_line(tmp_path: Path) -> None:

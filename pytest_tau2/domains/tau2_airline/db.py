@@ -16,10 +16,10 @@ floats, and :func:`read_db` keeps them so even if an edited file holds an int.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import NotRequired, TypedDict, cast
 
+from pytest_tau2.data.parsing import load_json_file
 from pytest_tau2.environment.jsontypes import JSONObject
 
 
@@ -142,8 +142,7 @@ BALANCE_SOURCES: frozenset[str] = frozenset({"gift_card", "certificate"})
 
 def read_db(path: str | Path) -> AirlineDB:
     """Parse the airline ``db.json`` at ``path`` (no caching: the core caches)."""
-    with open(path, encoding="utf-8") as handle:
-        db: dict[str, dict[str, JSONObject]] = json.load(handle)
+    db = cast("dict[str, dict[str, JSONObject]]", load_json_file(path))
     flights = db.get("flights", {})
     for number, flight in flights.items():
         flights[number] = flight_number_first(flight)

@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
+from pytest_tau2.data.parsing import load_json_file
 from pytest_tau2.environment.jsontypes import JSONObject
 
 TABLES = (
@@ -50,8 +51,7 @@ BankDB = dict[str, JSONObject]
 
 def read_db(path: str | Path) -> BankDB:
     """Parse ``db.json`` and add the tables it omits (no caching: the scenario caches)."""
-    with open(path, encoding="utf-8") as handle:
-        db = cast(BankDB, json.load(handle))
+    db = cast(BankDB, load_json_file(path))
     complete(db)
     return db
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TypedDict, cast
 
+from pytest_tau2.data.parsing import load_json_file
 from pytest_tau2.environment.jsontypes import JSONObject, JSONValue
 
 
@@ -47,8 +48,7 @@ class MockUserDB(TypedDict):
 
 
 def _read(path: str | Path) -> dict[str, dict[str, JSONObject]]:
-    with open(path, encoding="utf-8") as handle:
-        return cast("dict[str, dict[str, JSONObject]]", json.load(handle))
+    return cast("dict[str, dict[str, JSONObject]]", load_json_file(path))
 
 
 def read_db(path: str | Path) -> MockDB:

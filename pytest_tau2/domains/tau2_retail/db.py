@@ -8,10 +8,10 @@ it takes for :func:`pytest_tau2.environment.db.db_hash` to equal upstream's hash
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import NotRequired, TypedDict, cast
 
+from pytest_tau2.data.parsing import load_json_file
 from pytest_tau2.environment.jsontypes import JSONObject
 
 
@@ -123,8 +123,7 @@ OPTIONAL_ORDER_KEYS: tuple[str, ...] = (
 
 def read_db(path: str | Path) -> RetailDB:
     """Parse the retail ``db.json`` at ``path`` (no caching: the core caches)."""
-    with open(path, encoding="utf-8") as handle:
-        db: dict[str, dict[str, JSONObject]] = json.load(handle)
+    db = cast("dict[str, dict[str, JSONObject]]", load_json_file(path))
     for order in db.get("orders", {}).values():
         complete_order(order)
     return cast(RetailDB, db)  # the file's records, orders completed: upstream's dump
