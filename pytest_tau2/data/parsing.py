@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+import orjson
+
 from pytest_tau2.environment.jsontypes import JSONValue
 from pytest_tau2.errors import DataError
 
@@ -56,8 +58,6 @@ def load_json_file(path: str | Path) -> JSONValue:
     ~14; airline's 7 MB: ~37 against ~60). What orjson refuses (a number beyond 64 bits, ``NaN``,
     a lone surrogate escape, a BOM, a syntax error) is parsed by the json module as UTF-8 text, so
     the value and the error are what ``json.load`` gives for the file."""
-    import orjson  # deferred: the wire path's encoder, not needed by every reader of this module
-
     with open(path, "rb") as handle:
         raw = handle.read()
     try:
@@ -67,10 +67,6 @@ def load_json_file(path: str | Path) -> JSONValue:
     return value
 
 
-def _load_json(path: Path) -> JSONValue:
-    return load_json_file(path)
-
-
 def _load_toml(path: Path) -> dict[str, object]:
     with path.open("rb") as handle:
         return tomllib.load(handle)
@@ -78,7 +74,7 @@ def _load_toml(path: Path) -> dict[str, object]:
 
 def read_json(path: Path) -> JSONValue:
     """The parsed JSON file; a DataError naming ``path:line:column`` when it does not parse."""
-    return parsed(path, _load_json)
+    return parsed(path, load_json_file)
 
 
 def read_toml(path: Path) -> dict[str, object]:
@@ -89,6 +85,6 @@ def read_toml(path: Path) -> dict[str, object]:
 def check_syntax(path: Path, hint: str = "") -> None:
     """Raise a DataError when a ``.json`` or ``.toml`` file does not parse (other files pass)."""
     if path.suffix == ".json":
-        parsed(path, _load_json, hint)
+        parsed(path, load_json_file, hint)
     elif path.suffix == ".toml":
         parsed(path, _load_toml, hint)
