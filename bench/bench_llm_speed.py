@@ -254,13 +254,9 @@ def run_once(
 def _drop_last_writes(models: ScriptedModels) -> int:
     """Every retail task that writes gets an agent that leaves out its last write (the rest of the
     gold calls in order); the number of such tasks."""
-    from pytest_tau2.domains.tau2_retail import write_tools
+    from pytest_tau2.domains.tau2_retail.tools import TOOL_CLASSES
 
-    writes = {
-        tool.name
-        for tool in vars(write_tools).values()
-        if isinstance(tool, type) and tool.__module__ == write_tools.__name__ and hasattr(tool, "name")
-    }
+    writes = {tool.name for tool in TOOL_CLASSES if tool.mutates_state}
     dropped = 0
     for task_id in models.tasks.by_id:
         gold = [a for a in models.tasks.gold(task_id) if a["name"] not in ENDING_TOOLS]
