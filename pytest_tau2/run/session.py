@@ -105,9 +105,9 @@ def preload_model_clients(settings: Settings) -> None:
 def start_background_preload(settings: Settings) -> threading.Thread | None:
     """For a run whose models all take the OpenAI wire path: import its HTTP client (aiohttp,
     ~0.1 s) on a thread (llm/wire_import.py: the one plugin/__init__.py may have started before
-    the conftest files loaded), while pytest collects on the main one. About 40 ms of that import
-    builds aiohttp's default TLS contexts in OpenSSL, outside the GIL, so it takes nothing from
-    collection (bench/results/lean.md). litellm's import (seconds of Python, all under the GIL)
+    the conftest files loaded), while pytest collects on the main one (what that thread buys and
+    what it does not: llm/wire_import.py; collection's wait for it, ~100 ms before, ~5-8 ms:
+    bench/results/lean.md). litellm's import (seconds of Python, all under the GIL)
     stays on the main thread: :func:`preload_model_clients`. None when there is nothing to do
     here; otherwise join the thread before the first call."""
     if not wants_preload(settings) or participants.litellm_needed(settings):
